@@ -1,0 +1,51 @@
+/**
+ * Rules the hosted service enforces beyond the reference. harvest follows the reference, so
+ * these are warnings (a pipeline can show them before the hosted service answers 400), not
+ * validation errors.
+ */
+import { hasFormat } from './formats.ts';
+import { LIMITS } from './limits.ts';
+import type { SearchRequest } from './search.ts';
+
+/** Total `wait` time of the actions above which the hosted service refuses a request, in ms. */
+export const HOSTED_MAX_TOTAL_WAIT_MS = 60_000;
+/** What the hosted service counts for a `wait` action with a selector, in ms. */
+const SELECTOR_WAIT_MS = 1_000;
+
+export interface HostedServiceWarning {
+  path: Array<string | number>;
+  message: string;
+}
+
+export function hostedServiceWarnings(request: SearchRequest): HostedServiceWarning[] {
+  const warnings: HostedServiceWarning[] = [];
+  const options = request.scrapeOptions;
+  if (!options) return warnings;
+  const timeoutMs = options.timeout ?? LIMITS.scrape.timeoutDefaultMs;
+  if (options.waitFor !== undefined && options.waitFor * 2 > timeoutMs) {
+    warnings.push({
+      path: ['scrapeOptions', 'waitFor'],
+      message: `waitFor ${options.waitFor} ms exceeds half of timeout ${timeoutMs} ms; the hosted service refuses this`,
+    });
+  }
+  const waitMs = (options.actions ?? []).reduce(
+    (sum, action) =>
+      action.type === 'wait' ? sum + (action.milliseconds ?? SELECTOR_WAIT_MS) : sum,
+    options.waitFor ?? 0,
+  );
+  if (waitMs > HOSTED_MAX_TOTAL_WAIT_MS) {
+    warnings.push({
+      path: ['scrapeOptions', 'actions'],
+      message: `actions and waitFor wait ${waitMs} ms in total; the hosted service refuses more than ${HOSTED_MAX_TOTAL_WAIT_MS} ms`,
+    });
+  }
+  (options.formats ?? []).forEach((format, index) => {
+    if (hasFormat([format], 'changeTracking')) {
+      warnings.push({
+        path: ['scrapeOptions', 'formats', index],
+        message: 'the hosted service does not accept the changeTracking format in search',
+      });
+    }
+  });
+  return warnings;
+}
