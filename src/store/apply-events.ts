@@ -1,0 +1,127 @@
+/**
+ * `applyEvents`: writes a batch of worker events in one immediate transaction, idempotently.
+ * Calls are keyed by `callId`, results by (run, task, source, position), and task statuses only
+ * move forward, so redelivering a batch (or part of one) changes nothing.
+ */
+import type { Database } from 'better-sqlite3';
+import type { CallsTable } from './calls.ts';
+import { type StoreEvent, StoreEventSchema } from './events.ts';
+import type { ResultsTable } from './results.ts';
+import type { RunsTable } from './runs.ts';
+import type { SeenUrlsTable } from './seen-urls.ts';
+import type { TasksTable } from './tasks.ts';
+
+export interface RejectedEvent {
+  /** Index of the event in the batch. */
+  index: number;
+  /** What was wrong, one line per issue (`path: message`). */
+  issues: string[];
+}
+
+export interface ApplyReport {
+  /** Calls recorded now. */
+  calls: number;
+  /** Calls skipped because their `callId` was recorded already. */
+  duplicateCalls: number;
+  /** Result rows inserted or replaced. */
+  results: number;
+  /** Results events ignored because a newer response of the task was stored. */
+  staleResults: number;
+  /** Task events that changed a task. */
+  taskUpdates: number;
+  /** Task events ignored: stale (status would go backwards) or for an unknown task. */
+  ignoredTaskEvents: number;
+  /** Events that failed validation; the other events of the batch were applied. */
+  rejected: RejectedEvent[];
+  /** Runs that had a task change in this batch (to check whether they are finished). */
+  runsWithTaskChanges: string[];
+}
+
+export type ApplyEvents = (events: readonly unknown[]) => ApplyReport;
+
+interface Tables {
+  runs: RunsTable;
+  tasks: TasksTable;
+  calls: CallsTable;
+  results: ResultsTable;
+  seenUrls: SeenUrlsTable;
+}
+
+export function createApplyEvents(db: Database, t: Tables): ApplyEvents {
+  // A run's pipeline never changes, so its name is cached once known.
+  const pipelineOfRun = new Map<string, string>();
+  function pipelineName(runId: string): string | undefined {
+    let name = pipelineOfRun.get(runId);
+    if (name === undefined) {
+      name = t.runs.get(runId)?.pipelineName;
+      if (name !== undefined) pipelineOfRun.set(runId, name);
+    }
+    return name;
+  }
+
+  function applyOne(e: StoreEvent, report: ApplyReport, runs: Set<string>): void {
+    switch (e.type) {
+      case 'call':
+        if (t.calls.insert(e)) {
+          report.calls += 1;
+          if (e.creditsUsed !== null) t.tasks.addCredits(e.runId, e.taskKey, e.creditsUsed);
+        } else {
+          report.duplicateCalls += 1;
+        }
+        return;
+      case 'results': {
+        const applied = t.results.applyEvent(e);
+        report.results += applied.written;
+        if (applied.stale) report.staleResults += 1;
+        const name = pipelineName(e.runId);
+        if (name !== undefined) {
+          for (const { item } of e.items) {
+            if (typeof item.url === 'string')
+              t.seenUrls.touch(name, item.url, e.fetchedAt, e.runId);
+          }
+        }
+        return;
+      }
+      case 'task':
+        if (t.tasks.applyEvent(e)) {
+          report.taskUpdates += 1;
+          runs.add(e.runId);
+        } else {
+          report.ignoredTaskEvents += 1;
+        }
+        return;
+    }
+  }
+
+  const write = db.transaction((events: readonly StoreEvent[], report: ApplyReport) => {
+    const runs = new Set<string>();
+    for (const e of events) applyOne(e, report, runs);
+    report.runsWithTaskChanges = [...runs];
+  });
+
+  return (input) => {
+    const report: ApplyReport = {
+      calls: 0,
+      duplicateCalls: 0,
+      results: 0,
+      staleResults: 0,
+      taskUpdates: 0,
+      ignoredTaskEvents: 0,
+      rejected: [],
+      runsWithTaskChanges: [],
+    };
+    const valid: StoreEvent[] = [];
+    input.forEach((raw, index) => {
+      const parsed = StoreEventSchema.safeParse(raw);
+      if (parsed.success) valid.push(parsed.data);
+      else {
+        const issues = parsed.error.issues.map(
+          (i) => `${i.path.join('.') || '(event)'}: ${i.message}`,
+        );
+        report.rejected.push({ index, issues });
+      }
+    });
+    if (valid.length > 0) write.immediate(valid, report);
+    return report;
+  };
+}

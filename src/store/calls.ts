@@ -1,0 +1,112 @@
+/**
+ * `calls`: every HTTP call to the API, successful or not, once per `callId`. Cost reports sum
+ * these, not results: a failed call can cost credits too.
+ */
+import type { Database } from 'better-sqlite3';
+import type { CallEvent } from './events.ts';
+
+/** Longest error message or warning kept, in characters. */
+export const MAX_MESSAGE_CHARS = 4000;
+
+export interface CallSummary {
+  calls: number;
+  /** Sum of the known `creditsUsed`. */
+  creditsUsed: number;
+  /** Calls per outcome (`ok` or an error code). */
+  byOutcome: Record<string, number>;
+  /** Calls whose cost is unknown (no `creditsUsed` in the answer). */
+  unknownCostCalls: number;
+}
+
+export interface CallError {
+  taskKey: string;
+  attempt: number;
+  outcome: string;
+  status: number | null;
+  errorMessage: string | null;
+  /** ms since the epoch. */
+  startedAt: number;
+}
+
+export interface CallsTable {
+  /** Records a call; returns false when this `callId` was recorded already. */
+  insert(event: CallEvent): boolean;
+  summary(runId: string): CallSummary;
+  /** The run's most recent failed calls, newest first; default limit 5. */
+  recentErrors(runId: string, limit?: number): CallError[];
+}
+
+export function clip(text: string | null | undefined): string | null {
+  if (text == null) return null;
+  return text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS - 1)}…` : text;
+}
+
+export function createCallsTable(db: Database): CallsTable {
+  const insert = db.prepare<
+    [
+      string,
+      string,
+      string,
+      number,
+      number,
+      number,
+      number | null,
+      string,
+      string | null,
+      string | null,
+      string | null,
+      number | null,
+      number | null,
+    ]
+  >(
+    `INSERT OR IGNORE INTO calls (call_id, run_id, task_key, attempt, started_at, duration_ms,
+       status, outcome, error_message, search_id, warning, credits_used, retry_after_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const byOutcome = db.prepare<
+    [string],
+    { outcome: string; calls: number; credits: number | null; unknown: number }
+  >(
+    `SELECT outcome, COUNT(*) AS calls, SUM(credits_used) AS credits,
+            SUM(credits_used IS NULL) AS unknown
+     FROM calls WHERE run_id = ? GROUP BY outcome`,
+  );
+  const errors = db.prepare<[string, number], CallError>(
+    `SELECT task_key AS taskKey, attempt, outcome, status, error_message AS errorMessage,
+            started_at AS startedAt
+     FROM calls WHERE run_id = ? AND outcome <> 'ok'
+     ORDER BY started_at DESC, rowid DESC LIMIT ?`,
+  );
+
+  return {
+    insert(e) {
+      const info = insert.run(
+        e.callId,
+        e.runId,
+        e.taskKey,
+        e.attempt,
+        e.startedAt,
+        Math.round(e.durationMs),
+        e.status,
+        e.outcome,
+        clip(e.errorMessage),
+        e.searchId ?? null,
+        clip(e.warning),
+        e.creditsUsed,
+        e.retryAfterMs ?? null,
+      );
+      return info.changes > 0;
+    },
+    summary(runId) {
+      const s: CallSummary = { calls: 0, creditsUsed: 0, byOutcome: {}, unknownCostCalls: 0 };
+      for (const row of byOutcome.all(runId)) {
+        s.calls += row.calls;
+        s.creditsUsed += row.credits ?? 0;
+        s.unknownCostCalls += row.unknown;
+        s.byOutcome[row.outcome] = row.calls;
+      }
+      return s;
+    },
+    recentErrors: (runId, limit = 5) => errors.all(runId, limit),
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * `openStore`: opens (creating and migrating when needed) the harvest SQLite database and
+ * returns the typed Store. All SQL of harvest lives under src/store. Nothing here stores
+ * request headers or the API key.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import Sqlite, { type Database } from 'better-sqlite3';
+import { HarvestError } from '../errors.ts';
+import { type ApplyEvents, createApplyEvents } from './apply-events.ts';
+import { type CallsTable, createCallsTable } from './calls.ts';
+import { type Clock, systemClock } from './clock.ts';
+import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
+import { createPipelinesTable, type PipelinesTable } from './pipelines.ts';
+import { createReports, type Reports } from './reports.ts';
+import {
+  createResultsTable,
+  type ResultFilter,
+  type ResultRow,
+  type ResultsTable,
+} from './results.ts';
+import { createRunsTable, type RunsTable } from './runs.ts';
+import { createSeenUrlsTable, type SeenUrlsTable } from './seen-urls.ts';
+import { createRunStatus, type RunStatusFn } from './status.ts';
+import { createTasksTable, type TasksTable } from './tasks.ts';
+
+export interface OpenStoreOptions {
+  /**
+   * Open without writing: the file must exist and be fully migrated. For readers on the
+   * database host (status, export, reports) next to a running writer. Default false.
+   */
+  readonly?: boolean;
+  /** Wait this long for a lock held by another process, in ms. Default 5000. */
+  busyTimeoutMs?: number;
+  /** Source of the current time, ms since the epoch. Default `Date.now`. */
+  now?: Clock;
+}
+
+export interface Store extends Reports {
+  /** Absolute path of the database file. */
+  readonly path: string;
+  readonly readonly: boolean;
+  readonly pipelines: PipelinesTable;
+  readonly runs: RunsTable;
+  readonly tasks: TasksTable;
+  readonly calls: CallsTable;
+  readonly results: ResultsTable;
+  readonly seenUrls: SeenUrlsTable;
+  /** Validates and writes worker events in one transaction; see apply-events.ts. */
+  readonly applyEvents: ApplyEvents;
+  /** What `harvest status` shows for a run; undefined when the run does not exist. */
+  readonly runStatus: RunStatusFn;
+  /** Streams result rows (of one run when given a run id); see `ResultsTable.iterate`. */
+  iterateResults(filter?: string | ResultFilter): IterableIterator<ResultRow>;
+  /** Closes the connection; idempotent. */
+  close(): void;
+}
+
+export function openStore(dbPath: string, options: OpenStoreOptions = {}): Store {
+  const file = path.resolve(dbPath);
+  const readonly = options.readonly ?? false;
+  if (readonly && !fs.existsSync(file)) {
+    throw new HarvestError('STORE_NOT_FOUND', `no harvest database at ${file}`);
+  }
+  if (!readonly) fs.mkdirSync(path.dirname(file), { recursive: true });
+
+  const db = new Sqlite(file, {
+    readonly,
+    fileMustExist: readonly,
+    timeout: options.busyTimeoutMs ?? 5000,
+  });
+  try {
+    configure(db, readonly, options.busyTimeoutMs ?? 5000);
+    migrate(db, file, readonly);
+    return buildStore(db, file, readonly, options.now ?? systemClock);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+function configure(db: Database, readonly: boolean, busyTimeoutMs: number): void {
+  db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);
+  db.pragma('foreign_keys = ON');
+  if (!readonly) {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+  }
+}
+
+/** Applies the missing migrations in one immediate transaction. */
+function migrate(db: Database, file: string, readonly: boolean): void {
+  const version = () => db.pragma('user_version', { simple: true }) as number;
+  const current = version();
+  if (current > SCHEMA_VERSION) {
+    throw new HarvestError(
+      'STORE_TOO_NEW',
+      `${file} has schema version ${current}; this harvest knows up to ${SCHEMA_VERSION}`,
+    );
+  }
+  if (current === SCHEMA_VERSION) return;
+  if (readonly) {
+    throw new HarvestError(
+      'STORE_OUTDATED',
+      `${file} has schema version ${current} (needs ${SCHEMA_VERSION}); open it once for writing`,
+    );
+  }
+  db.transaction(() => {
+    // Read again under the write lock: another process may have migrated meanwhile.
+    const from = version();
+    for (let i = from; i < SCHEMA_VERSION; i++) db.exec(MIGRATIONS[i] ?? '');
+    if (from < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}
+
+function buildStore(db: Database, file: string, readonly: boolean, now: Clock): Store {
+  const tables = {
+    pipelines: createPipelinesTable(db, now),
+    runs: createRunsTable(db, now),
+    tasks: createTasksTable(db, now),
+    calls: createCallsTable(db),
+    results: createResultsTable(db),
+    seenUrls: createSeenUrlsTable(db),
+  };
+  const reports = createReports(db);
+  return {
+    path: file,
+    readonly,
+    ...tables,
+    ...reports,
+    applyEvents: createApplyEvents(db, tables),
+    runStatus: createRunStatus(db, tables),
+    iterateResults: (filter) =>
+      tables.results.iterate(typeof filter === 'string' ? { runId: filter } : filter),
+    close() {
+      if (db.open) db.close();
+    },
+  };
+}

@@ -1,0 +1,190 @@
+/**
+ * `results`: the items of the latest successful response of each task, one row per source and
+ * position. The common fields get their own columns; `item_json` keeps the item as sent.
+ */
+import type { Database, Statement } from 'better-sqlite3';
+import { HarvestError } from '../errors.ts';
+import type { ResultSource, ResultsEvent } from './events.ts';
+
+export interface ResultRow {
+  runId: string;
+  taskKey: string;
+  source: ResultSource;
+  position: number;
+  url: string | null;
+  title: string | null;
+  /** `description` of a web item, `snippet` of a news item. */
+  description: string | null;
+  category: string | null;
+  markdown: string | null;
+  html: string | null;
+  rawHtml: string | null;
+  linksJson: string | null;
+  screenshotUrl: string | null;
+  audioUrl: string | null;
+  videoUrl: string | null;
+  metadataJson: string | null;
+  /** The whole item as the API sent it, as JSON. */
+  itemJson: string;
+  /** The API's search job id. */
+  searchId: string | null;
+  callId: string;
+  /** When this task, source and position first had a result, ms since the epoch. */
+  firstSeenAt: number;
+  /** When the response holding this row arrived, ms since the epoch. */
+  fetchedAt: number;
+}
+
+export interface ResultFilter {
+  runId?: string;
+  /** All runs of the pipeline with this name (ignored when `runId` is given). */
+  pipelineName?: string;
+  /** Only rows whose URL the run's pipeline saw for the first time in this run; needs `runId`. */
+  onlyNew?: boolean;
+}
+
+export interface ResultsApplied {
+  /** Rows inserted or replaced. */
+  written: number;
+  /** True when a newer response of the task was stored already, so nothing was written. */
+  stale: boolean;
+}
+
+export interface ResultsTable {
+  /**
+   * Stores a response as the task's result set: rows are upserted by (run, task, source,
+   * position) keeping `firstSeenAt`, and rows of older responses of the task are removed. An
+   * event older than what is stored is ignored.
+   */
+  applyEvent(event: ResultsEvent): ResultsApplied;
+  count(runId: string): number;
+  forTask(runId: string, taskKey: string): ResultRow[];
+  /**
+   * Streams rows in (run, task, source, position) order with `Statement.iterate()`. Do not run
+   * other statements on the same store while iterating (open a second, read-only store).
+   */
+  iterate(filter?: ResultFilter): IterableIterator<ResultRow>;
+}
+
+const COLUMNS = `r.run_id AS runId, r.task_key AS taskKey, r.source, r.position, r.url, r.title,
+  r.description, r.category, r.markdown, r.html, r.raw_html AS rawHtml, r.links_json AS linksJson,
+  r.screenshot_url AS screenshotUrl, r.audio_url AS audioUrl, r.video_url AS videoUrl,
+  r.metadata_json AS metadataJson, r.item_json AS itemJson, r.search_id AS searchId,
+  r.call_id AS callId, r.first_seen_at AS firstSeenAt, r.fetched_at AS fetchedAt`;
+const ORDER = 'ORDER BY r.run_id, r.task_key, r.source, r.position';
+
+type Row = Record<string, string | number | null>;
+
+function str(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+function json(value: unknown, accept: (v: unknown) => boolean): string | null {
+  return value !== undefined && value !== null && accept(value) ? JSON.stringify(value) : null;
+}
+
+/** Maps an API item (web, news or images) to the result columns. */
+export function resultColumns(item: Record<string, unknown>): Row {
+  return {
+    url: str(item.url),
+    title: str(item.title),
+    description: str(item.description) ?? str(item.snippet),
+    category: str(item.category),
+    markdown: str(item.markdown),
+    html: str(item.html),
+    rawHtml: str(item.rawHtml),
+    linksJson: json(item.links, Array.isArray),
+    screenshotUrl: str(item.screenshot),
+    audioUrl: str(item.audio),
+    videoUrl: str(item.video),
+    metadataJson: json(item.metadata, (v) => typeof v === 'object'),
+    itemJson: JSON.stringify(item),
+  };
+}
+
+export function createResultsTable(db: Database): ResultsTable {
+  const latest = db
+    .prepare<[string, string], number | null>(
+      'SELECT MAX(fetched_at) FROM results WHERE run_id = ? AND task_key = ?',
+    )
+    .pluck();
+  const upsert = db.prepare<Row>(
+    `INSERT INTO results (run_id, task_key, source, position, url, title, description, category,
+       markdown, html, raw_html, links_json, screenshot_url, audio_url, video_url, metadata_json,
+       item_json, search_id, call_id, first_seen_at, fetched_at)
+     VALUES (@runId, @taskKey, @source, @position, @url, @title, @description, @category,
+       @markdown, @html, @rawHtml, @linksJson, @screenshotUrl, @audioUrl, @videoUrl,
+       @metadataJson, @itemJson, @searchId, @callId, @fetchedAt, @fetchedAt)
+     ON CONFLICT (run_id, task_key, source, position) DO UPDATE SET
+       url = excluded.url, title = excluded.title, description = excluded.description,
+       category = excluded.category, markdown = excluded.markdown, html = excluded.html,
+       raw_html = excluded.raw_html, links_json = excluded.links_json,
+       screenshot_url = excluded.screenshot_url, audio_url = excluded.audio_url,
+       video_url = excluded.video_url, metadata_json = excluded.metadata_json,
+       item_json = excluded.item_json, search_id = excluded.search_id, call_id = excluded.call_id,
+       first_seen_at = MIN(first_seen_at, excluded.first_seen_at), fetched_at = excluded.fetched_at`,
+  );
+  const dropOlder = db.prepare<[string, string, number]>(
+    'DELETE FROM results WHERE run_id = ? AND task_key = ? AND fetched_at < ?',
+  );
+  const count = db
+    .prepare<[string], number>('SELECT COUNT(*) FROM results WHERE run_id = ?')
+    .pluck();
+  const ofTask = db.prepare<[string, string], ResultRow>(
+    `SELECT ${COLUMNS} FROM results r WHERE r.run_id = ? AND r.task_key = ? ${ORDER}`,
+  );
+  const all = db.prepare<[], ResultRow>(`SELECT ${COLUMNS} FROM results r ${ORDER}`);
+  const ofRun = db.prepare<[string], ResultRow>(
+    `SELECT ${COLUMNS} FROM results r WHERE r.run_id = ? ${ORDER}`,
+  );
+  const newOfRun = db.prepare<[string], ResultRow>(
+    `SELECT ${COLUMNS} FROM results r
+       JOIN runs ru ON ru.id = r.run_id
+       JOIN pipelines p ON p.id = ru.pipeline_id
+       JOIN seen_urls s ON s.pipeline_name = p.name AND s.url = r.url
+     WHERE r.run_id = ? AND s.first_run_id = r.run_id ${ORDER}`,
+  );
+  const ofPipeline = db.prepare<[string], ResultRow>(
+    `SELECT ${COLUMNS} FROM results r
+       JOIN runs ru ON ru.id = r.run_id
+       JOIN pipelines p ON p.id = ru.pipeline_id
+     WHERE p.name = ? ${ORDER}`,
+  );
+
+  function pick(filter: ResultFilter): IterableIterator<ResultRow> {
+    const s = (st: Statement<[string], ResultRow>, arg: string) => st.iterate(arg);
+    if (filter.onlyNew) {
+      if (filter.runId === undefined) {
+        throw new HarvestError('STORE_FILTER_INVALID', 'onlyNew needs a run id');
+      }
+      return s(newOfRun, filter.runId);
+    }
+    if (filter.runId !== undefined) return s(ofRun, filter.runId);
+    if (filter.pipelineName !== undefined) return s(ofPipeline, filter.pipelineName);
+    return all.iterate();
+  }
+
+  return {
+    applyEvent(e) {
+      const stored = latest.get(e.runId, e.taskKey);
+      if (stored != null && stored > e.fetchedAt) return { written: 0, stale: true };
+      for (const { source, position, item } of e.items) {
+        upsert.run({
+          runId: e.runId,
+          taskKey: e.taskKey,
+          source,
+          position,
+          ...resultColumns(item),
+          searchId: e.searchId ?? null,
+          callId: e.callId,
+          fetchedAt: e.fetchedAt,
+        });
+      }
+      dropOlder.run(e.runId, e.taskKey, e.fetchedAt);
+      return { written: e.items.length, stale: false };
+    },
+    count: (runId) => count.get(runId) ?? 0,
+    forTask: (runId, taskKey) => ofTask.all(runId, taskKey),
+    iterate: (filter = {}) => pick(filter),
+  };
+}

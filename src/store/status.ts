@@ -1,0 +1,71 @@
+/** `runStatus`: everything `harvest status` shows about one run, from one read transaction. */
+import type { Database } from 'better-sqlite3';
+import type { CallError, CallSummary, CallsTable } from './calls.ts';
+import type { ResultsTable } from './results.ts';
+import type { RunRow, RunsTable } from './runs.ts';
+import type { SeenUrlsTable } from './seen-urls.ts';
+import type { TaskCounts, TasksTable } from './tasks.ts';
+
+export interface RunStatusReport {
+  run: RunRow;
+  tasks: TaskCounts;
+  calls: CallSummary;
+  /** Result rows stored for the run. */
+  results: number;
+  /** URLs the pipeline saw for the first time in this run. */
+  newUrls: number;
+  /** Credits left under `maxCredits` (never below 0); null when the run has no budget. */
+  creditsRemaining: number | null;
+  errors: {
+    /** Failed calls per error code. */
+    callsByCode: Record<string, number>;
+    /** Failed tasks per last error code. */
+    failedTasksByCode: Record<string, number>;
+    /** Most recent failed calls, newest first. */
+    recent: CallError[];
+  };
+}
+
+export interface RunStatusOptions {
+  /** How many recent failed calls to include; default 5. */
+  recentErrors?: number;
+}
+
+interface Tables {
+  runs: RunsTable;
+  tasks: TasksTable;
+  calls: CallsTable;
+  results: ResultsTable;
+  seenUrls: SeenUrlsTable;
+}
+
+export type RunStatusFn = (
+  runId: string,
+  options?: RunStatusOptions,
+) => RunStatusReport | undefined;
+
+export function createRunStatus(db: Database, t: Tables): RunStatusFn {
+  // One deferred transaction, so all figures come from the same snapshot.
+  return db.transaction((runId: string, options: RunStatusOptions = {}) => {
+    const run = t.runs.get(runId);
+    if (!run) return undefined;
+    const calls = t.calls.summary(runId);
+    const callsByCode = Object.fromEntries(
+      Object.entries(calls.byOutcome).filter(([outcome]) => outcome !== 'ok'),
+    );
+    return {
+      run,
+      tasks: t.tasks.counts(runId),
+      calls,
+      results: t.results.count(runId),
+      newUrls: t.seenUrls.countFirstSeenIn(runId),
+      creditsRemaining:
+        run.maxCredits === null ? null : Math.max(0, run.maxCredits - calls.creditsUsed),
+      errors: {
+        callsByCode,
+        failedTasksByCode: t.tasks.failedByCode(runId),
+        recent: t.calls.recentErrors(runId, options.recentErrors ?? 5),
+      },
+    };
+  });
+}

@@ -1,0 +1,99 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Sqlite from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { openStore, SCHEMA_VERSION } from '../../../src/store/index.ts';
+import { dumpTables, seedRun, useTempStores } from './helpers.ts';
+
+describe('openStore', () => {
+  const stores = useTempStores();
+
+  it('creates the folder, migrates, and sets WAL and foreign keys', () => {
+    const store = stores.open();
+    expect(fs.existsSync(store.path)).toBe(true);
+    store.close();
+    const db = new Sqlite(store.path, { readonly: true });
+    try {
+      expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      const tables = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+        .pluck()
+        .all();
+      expect(tables).toEqual(['calls', 'pipelines', 'results', 'runs', 'seen_urls', 'tasks']);
+      const indexes = db
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+        .pluck()
+        .all();
+      expect(indexes).toEqual(
+        expect.arrayContaining([
+          'calls_run',
+          'calls_started',
+          'results_url',
+          'tasks_run_status',
+          'runs_pipeline_created',
+        ]),
+      );
+    } finally {
+      db.close();
+    }
+  });
+
+  it('reopening applies nothing again and keeps the data', () => {
+    const store = stores.open();
+    const { runId } = seedRun(store);
+    const before = dumpTables(store.path);
+    store.close();
+    const again = stores.reopen(store);
+    expect(again.runs.get(runId)?.status).toBe('running');
+    again.close();
+    const third = stores.reopen(store);
+    third.close();
+    expect(dumpTables(store.path)).toEqual(before);
+  });
+
+  it('enforces foreign keys', () => {
+    const store = stores.open();
+    expect(() =>
+      store.runs.create({ id: 'r1', pipelineId: 999, trigger: 'manual', taskCount: 0 }),
+    ).toThrow(/FOREIGN KEY/);
+    expect(() => store.tasks.insertMany('no-such-run', [{ key: 'a', request: {} }])).toThrow(
+      /FOREIGN KEY/,
+    );
+  });
+
+  it('opens read-only for readers, and refuses a missing or foreign file', () => {
+    const store = stores.open();
+    const { runId } = seedRun(store);
+    const reader = stores.reopen(store, { readonly: true });
+    expect(reader.runs.get(runId)?.id).toBe(runId);
+    expect(() => reader.runs.setStatus(runId, 'paused')).toThrow(/readonly/);
+
+    const missing = path.join(stores.dir(), 'missing.db');
+    expect(() => openStore(missing, { readonly: true })).toThrow(
+      expect.objectContaining({ code: 'STORE_NOT_FOUND' }),
+    );
+    expect(fs.existsSync(missing)).toBe(false);
+  });
+
+  it('refuses a database from a newer harvest, and an unmigrated one read-only', () => {
+    const dir = stores.dir();
+    const newer = path.join(dir, 'newer.db');
+    const raw = new Sqlite(newer);
+    raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
+    raw.close();
+    expect(() => openStore(newer)).toThrow(expect.objectContaining({ code: 'STORE_TOO_NEW' }));
+
+    const blank = path.join(dir, 'blank.db');
+    new Sqlite(blank).close();
+    expect(() => openStore(blank, { readonly: true })).toThrow(
+      expect.objectContaining({ code: 'STORE_OUTDATED' }),
+    );
+  });
+
+  it('close is idempotent', () => {
+    const store = stores.open();
+    store.close();
+    expect(() => store.close()).not.toThrow();
+  });
+});
