@@ -1,0 +1,112 @@
+/** `harvest sandbox`: runs the local API server until interrupted. */
+import type { Command } from 'commander';
+import {
+  DEFAULT_CLI_PORT,
+  parseCount,
+  parseFaults,
+  parseKeys,
+  parseLatency,
+  parsePositive,
+  type SandboxOptions,
+  startSandbox,
+} from '../../sandbox/index.ts';
+import type { CommandContext } from '../context.ts';
+
+interface SandboxFlags {
+  port: string;
+  host: string;
+  keys?: string;
+  threatProtectionTeams?: string;
+  rateLimit?: string;
+  maxConcurrency?: string;
+  retryAfterHeader?: boolean;
+  faults?: string;
+  latency?: string;
+  timeScale?: string;
+  seed?: string;
+}
+
+export function sandboxOptionsFromFlags(flags: SandboxFlags): SandboxOptions {
+  const options: SandboxOptions = {
+    port: parseCount('--port', flags.port),
+    host: flags.host,
+    retryAfterHeader: Boolean(flags.retryAfterHeader),
+  };
+  if (flags.keys !== undefined) options.keys = parseKeys(flags.keys);
+  if (flags.threatProtectionTeams !== undefined) {
+    options.threatProtectionTeams = flags.threatProtectionTeams
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
+  }
+  if (flags.rateLimit !== undefined)
+    options.rateLimitPerMinute = parsePositive('--rate-limit', flags.rateLimit);
+  if (flags.maxConcurrency !== undefined) {
+    options.maxConcurrency = parsePositive('--max-concurrency', flags.maxConcurrency);
+  }
+  if (flags.faults !== undefined) options.faults = parseFaults(flags.faults);
+  if (flags.latency !== undefined) options.latency = parseLatency(flags.latency);
+  if (flags.timeScale !== undefined)
+    options.timeScale = parsePositive('--time-scale', flags.timeScale);
+  if (flags.seed !== undefined) options.seed = parseCount('--seed', flags.seed);
+  return options;
+}
+
+export function registerSandbox(program: Command, _ctx: CommandContext): void {
+  program
+    .command('sandbox')
+    .description(
+      'Run a local server speaking the Web Data Service API (search, active crawls, params preview), ' +
+        'with deterministic results, signed media that expires, injectable faults and a credit ledger ' +
+        '(GET /_sandbox/ledger).',
+    )
+    .option('--port <port>', 'TCP port (0 picks a free one)', String(DEFAULT_CLI_PORT))
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .option(
+      '--keys <list>',
+      'accepted keys as KEY:TEAM:CREDITS[:tp],... (a 4th field "tp" gives the team threat protection); ' +
+        'default fc-sandbox:sandbox:1000000',
+    )
+    .option(
+      '--threat-protection-teams <teams>',
+      'comma-separated teams that have the threat-protection feature',
+    )
+    .option(
+      '--rate-limit <n>',
+      'requests per minute per team (fixed one-minute windows); default none',
+    )
+    .option('--max-concurrency <n>', 'requests in flight per team; one more gets 429; default none')
+    .option(
+      '--retry-after-header',
+      'also send a Retry-After header on 429 (the hosted service does not)',
+    )
+    .option(
+      '--faults <list>',
+      'fault probabilities, e.g. 408=0.05,500=0.02,malformed=0.01,drop=0.01 ' +
+        '(malformed = 200 with a truncated body, still charged; drop = connection closed, not charged)',
+    )
+    .option(
+      '--latency <ms>',
+      'simulated work per API request: MS or MIN-MAX (uniform); 408 if over the request timeout',
+    )
+    .option(
+      '--time-scale <factor>',
+      'multiply media URL lifetimes (0.001 makes 1 h last 3.6 s)',
+      undefined,
+    )
+    .option('--seed <n>', 'seed of results and faults', undefined)
+    .action(async (flags: SandboxFlags) => {
+      const sandbox = await startSandbox(sandboxOptionsFromFlags(flags));
+      console.log(`sandbox listening on ${sandbox.url}`);
+      for (const key of sandbox.keys) console.log(`api key: ${key.key}`);
+      await new Promise<void>((resolve) => {
+        const stop = () => {
+          process.off('SIGINT', stop);
+          process.off('SIGTERM', stop);
+          sandbox.close().then(resolve, resolve);
+        };
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+      });
+    });
+}

@@ -1,0 +1,113 @@
+/**
+ * Signed media URLs in Google Cloud Storage V4 form, pointing at the sandbox itself:
+ * `/media/<id>.<ext>?X-Goog-Algorithm=GOOG4-HMAC-SHA256&X-Goog-Date=...&X-Goog-Expires=...
+ * &X-Goog-Signature=...`. The signature is an HMAC-SHA256 (per-process secret) over path, date
+ * and lifetime, so a changed expiry fails as `SignatureDoesNotMatch`; an old one as `ExpiredToken`.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { MEDIA_LIFETIME_MS } from '../contract/index.ts';
+import { MEDIA_TYPES, type MediaKind } from './media-bytes.ts';
+
+export type { MediaKind };
+
+export interface MediaSigner {
+  /** A signed URL for `kind` media of the document at `sourceUrl`, issued at `nowMs`. */
+  sign(baseUrl: string, kind: MediaKind, sourceUrl: string, nowMs: number): string;
+  verify(path: string, query: Record<string, string | undefined>, nowMs: number): MediaCheck;
+}
+
+export type MediaCheck =
+  | { ok: true; kind: MediaKind; id: string }
+  | { ok: false; status: 400 | 403 | 404; code: string; message: string; details?: string };
+
+/** Lifetime in whole seconds after scaling: ceil, at least 1. */
+export function scaledLifetimeS(kind: MediaKind, timeScale: number): number {
+  return Math.max(1, Math.ceil((MEDIA_LIFETIME_MS[kind] * timeScale) / 1000));
+}
+
+/** `20261122T101500Z` */
+export function googDate(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/[-:]|\.000/g, '');
+}
+
+function parseGoogDate(text: string): number | undefined {
+  const m = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(text);
+  if (!m) return undefined;
+  return Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!);
+}
+
+const KIND_BY_EXT = new Map(
+  (Object.keys(MEDIA_TYPES) as MediaKind[]).map((kind) => [MEDIA_TYPES[kind].ext, kind]),
+);
+
+export function createMediaSigner(
+  timeScale: number,
+  secret: Buffer = randomBytes(32),
+): MediaSigner {
+  const mac = (path: string, date: string, expires: string) =>
+    createHmac('sha256', secret).update(`${path}\n${date}\n${expires}`).digest('hex');
+
+  return {
+    sign(baseUrl, kind, sourceUrl, nowMs) {
+      const id = createHash('sha256').update(`${kind}\n${sourceUrl}`).digest('hex').slice(0, 32);
+      const path = `/media/${id}.${MEDIA_TYPES[kind].ext}`;
+      const date = googDate(nowMs);
+      const expires = String(scaledLifetimeS(kind, timeScale));
+      const credential = encodeURIComponent(
+        `sandbox/${date.slice(0, 8)}/auto/storage/goog4_request`,
+      );
+      return (
+        `${baseUrl}${path}?X-Goog-Algorithm=GOOG4-HMAC-SHA256&X-Goog-Credential=${credential}` +
+        `&X-Goog-Date=${date}&X-Goog-Expires=${expires}&X-Goog-SignedHeaders=host` +
+        `&X-Goog-Signature=${mac(path, date, expires)}`
+      );
+    },
+
+    verify(path, query, nowMs) {
+      const m = /^\/media\/([0-9a-f]{32})\.([a-z0-9]+)$/.exec(path);
+      const kind = m ? KIND_BY_EXT.get(m[2]!) : undefined;
+      if (!m || !kind) {
+        return {
+          ok: false,
+          status: 404,
+          code: 'NoSuchKey',
+          message: 'The specified key does not exist.',
+        };
+      }
+      const date = query['X-Goog-Date'] ?? '';
+      const expires = query['X-Goog-Expires'] ?? '';
+      const given = Buffer.from(query['X-Goog-Signature'] ?? '', 'utf8');
+      const wanted = Buffer.from(mac(path, date, expires), 'utf8');
+      if (given.length !== wanted.length || !timingSafeEqual(given, wanted)) {
+        return {
+          ok: false,
+          status: 403,
+          code: 'SignatureDoesNotMatch',
+          message:
+            'The request signature we calculated does not match the signature you provided. Check your Google secret key and signing method.',
+        };
+      }
+      const startMs = parseGoogDate(date) ?? 0;
+      const expiresAtMs = startMs + Number(expires) * 1000;
+      if (nowMs >= expiresAtMs) {
+        return {
+          ok: false,
+          status: 400,
+          code: 'ExpiredToken',
+          message: 'Invalid argument.',
+          details: `Request has expired: ${date}`,
+        };
+      }
+      return { ok: true, kind, id: m[1]! };
+    },
+  };
+}
+
+/** The XML error body Cloud Storage sends. */
+export function mediaErrorXml(code: string, message: string, details?: string): string {
+  return (
+    `<?xml version='1.0' encoding='UTF-8'?><Error><Code>${code}</Code><Message>${message}</Message>` +
+    (details ? `<Details>${details}</Details>` : '') +
+    '</Error>'
+  );
+}

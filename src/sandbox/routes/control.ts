@@ -1,0 +1,78 @@
+/**
+ * Runtime control over HTTP, for tests driving a client in another process:
+ * GET /_sandbox/ledger, POST /_sandbox/ledger/reset, POST /_sandbox/faults,
+ * POST /_sandbox/latency, POST /_sandbox/rate-limit, POST /_sandbox/credits.
+ * No authentication: the sandbox is a local test server.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { z } from 'zod';
+import type { SandboxState } from '../state.ts';
+
+const probability = z.number().min(0).max(1).optional();
+const FaultsBody = z.strictObject({
+  timeout408: probability,
+  error500: probability,
+  malformed: probability,
+  drop: probability,
+});
+const LatencyBody = z.strictObject({
+  latency: z
+    .strictObject({ minMs: z.number().nonnegative(), maxMs: z.number().nonnegative() })
+    .nullable(),
+});
+const RateLimitBody = z.strictObject({
+  perMinute: z.int().positive().nullable().optional(),
+  maxConcurrency: z.int().positive().nullable().optional(),
+  retryAfterHeader: z.boolean().optional(),
+});
+const CreditsBody = z.strictObject({ key: z.string(), credits: z.int().nonnegative() });
+
+function bad(reply: FastifyReply, message: string) {
+  return reply.code(400).send({ success: false, error: message });
+}
+
+export function controlRoutes(app: FastifyInstance, state: SandboxState): void {
+  const { control } = state;
+  const ok = { success: true };
+  app.get('/_sandbox/ledger', async () => state.snapshot());
+  app.post('/_sandbox/ledger/reset', async () => {
+    control.resetLedger();
+    return ok;
+  });
+  app.post('/_sandbox/faults', async (request, reply) => {
+    const body = FaultsBody.safeParse(request.body ?? {});
+    if (!body.success) return bad(reply, z.prettifyError(body.error));
+    try {
+      control.setFaults(body.data);
+    } catch (error) {
+      return bad(reply, (error as Error).message);
+    }
+    return ok;
+  });
+  app.post('/_sandbox/latency', async (request, reply) => {
+    const body = LatencyBody.safeParse(request.body ?? {});
+    if (!body.success) return bad(reply, z.prettifyError(body.error));
+    try {
+      control.setLatency(body.data.latency ?? undefined);
+    } catch (error) {
+      return bad(reply, (error as Error).message);
+    }
+    return ok;
+  });
+  app.post('/_sandbox/rate-limit', async (request, reply) => {
+    const body = RateLimitBody.safeParse(request.body ?? {});
+    if (!body.success) return bad(reply, z.prettifyError(body.error));
+    control.setRateLimit(body.data);
+    return ok;
+  });
+  app.post('/_sandbox/credits', async (request, reply) => {
+    const body = CreditsBody.safeParse(request.body);
+    if (!body.success) return bad(reply, z.prettifyError(body.error));
+    try {
+      control.setCredits(body.data.key, body.data.credits);
+    } catch (error) {
+      return bad(reply, (error as Error).message);
+    }
+    return ok;
+  });
+}
