@@ -1,0 +1,106 @@
+/** `harvest plan <file>`: the tasks a pipeline expands to and their credit estimate. No side effects. */
+import type { Command } from 'commander';
+import { HarvestError, UsageError } from '../../errors.ts';
+import {
+  formatIssue,
+  type Issue,
+  loadPipelineFile,
+  type Plan,
+  plan,
+} from '../../pipeline/index.ts';
+import type { CommandContext } from '../context.ts';
+
+export interface PlanReport {
+  file: string;
+  plan: Plan;
+  warnings: Issue[];
+}
+
+/** Load, validate and plan one file; throws HarvestError(PIPELINE_INVALID) listing the issues. */
+export async function planFile(file: string): Promise<PlanReport> {
+  const result = await loadPipelineFile(file);
+  if (!result.ok) {
+    const errors = result.issues.filter((issue) => issue.severity === 'error').length;
+    throw new HarvestError(
+      'PIPELINE_INVALID',
+      `${file} is not a valid pipeline (${errors} error${errors === 1 ? '' : 's'}):\n${result.issues.map(formatIssue).join('\n')}`,
+    );
+  }
+  return { file, plan: plan(result.value), warnings: result.warnings };
+}
+
+const VERDICT_TEXT = {
+  within: 'within budget',
+  'may-exceed': 'may exceed the budget',
+  exceeds: 'exceeds the budget',
+  'no-budget': 'no budget set',
+} as const;
+
+export function renderPlan(report: PlanReport, limit: number): string {
+  const { plan: result } = report;
+  const lines = report.warnings.map(formatIssue);
+  const shown = result.tasks.slice(0, limit);
+  lines.push(
+    `${result.pipeline}: ${result.tasks.length} task${result.tasks.length === 1 ? '' : 's'}` +
+      (result.duplicates > 0
+        ? ` (${result.duplicates} duplicate${result.duplicates === 1 ? '' : 's'} dropped)`
+        : ''),
+  );
+  for (const task of shown) {
+    const label = task.searchId ?? '-';
+    const formats = task.request.scrapeOptions?.formats.map((f) => f.type).join(',') ?? '';
+    lines.push(
+      `  ${task.key}  ${label.padEnd(16)} ${JSON.stringify(task.request.query)} limit=${task.request.limit}` +
+        `${formats ? ` formats=${formats}` : ''}  credits ${task.credits.min}..${task.credits.max}`,
+    );
+  }
+  if (result.tasks.length > shown.length)
+    lines.push(`  … ${result.tasks.length - shown.length} more`);
+  const { estimate } = result;
+  lines.push(`credits: ${estimate.minCredits}..${estimate.maxCredits}`);
+  lines.push(
+    estimate.budgetCredits === undefined
+      ? `budget: ${VERDICT_TEXT[estimate.verdict]}`
+      : `budget: ${estimate.budgetCredits} credits, ${VERDICT_TEXT[estimate.verdict]}`,
+  );
+  return lines.join('\n');
+}
+
+function parseLimit(value: string): number {
+  const limit = Number(value);
+  if (!Number.isInteger(limit) || limit < 0)
+    throw new UsageError(`--limit must be a whole number >= 0 (got ${value})`);
+  return limit;
+}
+
+export function registerPlan(program: Command, _ctx: CommandContext): void {
+  program
+    .command('plan')
+    .description('Show the tasks a pipeline expands to and its credit estimate (no network).')
+    .argument('<file>', 'pipeline file')
+    .option('--json', 'print JSON')
+    .option('--limit <n>', 'tasks to list', parseLimit, 20)
+    .action(async (file: string, options: { json?: boolean; limit: number }) => {
+      const report = await planFile(file);
+      if (options.json) {
+        const { plan: result } = report;
+        console.log(
+          JSON.stringify(
+            {
+              file: report.file,
+              pipeline: result.pipeline,
+              taskCount: result.tasks.length,
+              duplicates: result.duplicates,
+              tasks: result.tasks.slice(0, options.limit),
+              estimate: result.estimate,
+              warnings: report.warnings,
+            },
+            null,
+            2,
+          ),
+        );
+      } else {
+        console.log(renderPlan(report, options.limit));
+      }
+    });
+}

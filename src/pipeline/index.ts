@@ -1,0 +1,43 @@
+/**
+ * Pipeline files: load and validate (with positions), then plan (pure).
+ *
+ * Terminology: a pipeline is one YAML file; a search item is one entry of `searches`; a task is
+ * one distinct search request after matrix expansion and defaults.
+ */
+export { canonicalJson, hashCanonical, TASK_KEY_HEX_CHARS, taskKey } from './canonical.ts';
+export { type BudgetVerdict, budgetVerdict, type PlanEstimate } from './estimate.ts';
+export { type ExpandedSearch, expandItem, matrixSize, mergeItem } from './expand.ts';
+export {
+  describeValue,
+  didYouMean,
+  editDistance,
+  type Finding,
+  formatIssue,
+  type Issue,
+  type IssueSeverity,
+  type Path,
+  pathToString,
+} from './issues.ts';
+export { MAX_PIPELINE_BYTES } from './load.ts';
+export { type Plan, plan, type Task } from './plan.ts';
+export { MAX_EXPANDED_SEARCHES, MEDIA_KINDS, type MediaKind } from './rules.ts';
+export {
+  type Defaults,
+  DefaultsSchema,
+  MEDIA_MAX_BYTES_DEFAULT,
+  type Pipeline,
+  PipelineSchema,
+  PLAN_RATE_LIMITS_PER_MINUTE,
+  pipelineJsonSchema,
+  REQUEST_FIELDS,
+  type SearchItem,
+  SearchItemSchema,
+} from './schema.ts';
+export {
+  loadPipelineFile,
+  MAX_ISSUES_PER_FILE,
+  type PipelineStats,
+  parsePipeline,
+  parsePipelineBytes,
+  type ValidationResult,
+} from './validate.ts';

@@ -1,0 +1,180 @@
+/**
+ * Reading a pipeline file and parsing its YAML with source positions. Refuses what can hurt:
+ * files over the size limit, bytes that are not UTF-8, aliases (no alias bombs), explicit
+ * tags (no custom types), several documents in one file, duplicate keys.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { isAlias, LineCounter, type Node, parseDocument, visit } from 'yaml';
+import type { Finding, Issue } from './issues.ts';
+import { createLocator, type Locator, START } from './positions.ts';
+
+/** Largest pipeline file accepted, in bytes (1 MiB). */
+export const MAX_PIPELINE_BYTES = 1024 * 1024;
+
+export type ReadResult = { ok: true; text: string } | { ok: false; issues: Issue[] };
+
+function fileIssue(file: string, code: string, message: string, extra: Partial<Issue> = {}): Issue {
+  return { code, severity: 'error', file, ...START, path: '', message, ...extra };
+}
+
+/** Read a file as UTF-8 text, refusing files over `maxBytes`. Never throws. */
+export async function readPipelineText(
+  path: string,
+  maxBytes: number = MAX_PIPELINE_BYTES,
+): Promise<ReadResult> {
+  let bytes: Buffer;
+  try {
+    const info = await stat(path);
+    if (!info.isFile()) {
+      return { ok: false, issues: [fileIssue(path, 'FILE_UNREADABLE', 'not a regular file')] };
+    }
+    if (info.size > maxBytes) return { ok: false, issues: [tooLarge(path, info.size, maxBytes)] };
+    bytes = await readFile(path);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+    return {
+      ok: false,
+      issues: [fileIssue(path, 'FILE_UNREADABLE', `cannot read file (${reason})`)],
+    };
+  }
+  return decodePipelineBytes(bytes, path, maxBytes);
+}
+
+/** Decode bytes as UTF-8 (a leading BOM is dropped), refusing invalid UTF-8 and large input. */
+export function decodePipelineBytes(
+  bytes: Uint8Array,
+  file: string,
+  maxBytes: number = MAX_PIPELINE_BYTES,
+): ReadResult {
+  if (bytes.byteLength > maxBytes) {
+    return { ok: false, issues: [tooLarge(file, bytes.byteLength, maxBytes)] };
+  }
+  try {
+    return { ok: true, text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
+  } catch {
+    return {
+      ok: false,
+      issues: [fileIssue(file, 'FILE_NOT_UTF8', 'file is not valid UTF-8 text')],
+    };
+  }
+}
+
+function tooLarge(file: string, sizeBytes: number, maxBytes: number): Issue {
+  return fileIssue(file, 'FILE_TOO_LARGE', 'file is too large', {
+    received: `${sizeBytes} bytes`,
+    allowed: `at most ${maxBytes} bytes`,
+  });
+}
+
+export type YamlResult =
+  | { ok: true; data: unknown; locator: Locator }
+  | { ok: false; findings: PositionedFinding[]; locator: Locator };
+
+/** A finding whose position is already known (YAML syntax problems have no document path). */
+export interface PositionedFinding extends Finding {
+  line: number;
+  col: number;
+}
+
+/** Parse YAML text into plain data plus a locator for positions. Never throws. */
+export function parseYaml(text: string): YamlResult {
+  const lineCounter = new LineCounter();
+  const empty = createLocator(undefined, lineCounter);
+  if (text.length > MAX_PIPELINE_BYTES) {
+    const finding = positioned('FILE_TOO_LARGE', 'file is too large', START, {
+      received: `${text.length} characters`,
+      allowed: `at most ${MAX_PIPELINE_BYTES} bytes`,
+    });
+    return { ok: false, findings: [finding], locator: empty };
+  }
+  let doc: ReturnType<typeof parseDocument>;
+  try {
+    doc = parseDocument(text, {
+      lineCounter,
+      prettyErrors: false,
+      uniqueKeys: true,
+      schema: 'core',
+      merge: false,
+      strict: true,
+    });
+  } catch (error) {
+    const finding = positioned(
+      'YAML_SYNTAX',
+      `cannot parse YAML: ${(error as Error).message}`,
+      START,
+    );
+    return { ok: false, findings: [finding], locator: empty };
+  }
+  const locator = createLocator(doc, lineCounter);
+  const findings: PositionedFinding[] = [];
+  const problems = [...doc.errors, ...doc.warnings].filter(
+    // Explicit tags are reported once, below.
+    (problem) => problem.code !== 'TAG_RESOLVE_FAILED',
+  );
+  for (const problem of problems) {
+    findings.push(
+      positioned('YAML_SYNTAX', firstLine(problem.message), locator.at(problem.pos[0])),
+    );
+  }
+  visit(doc, {
+    Alias(_key, node) {
+      findings.push(
+        positioned(
+          'YAML_ALIAS',
+          `YAML aliases are not supported (*${node.source}); use "defaults:" to share settings`,
+          locator.at(node.range?.[0] ?? 0),
+        ),
+      );
+    },
+    Node(_key, node: Node) {
+      if (isAlias(node) || node.tag === undefined) return;
+      findings.push(
+        positioned(
+          'YAML_TAG',
+          `YAML tags are not supported (${node.tag}); write a plain value`,
+          locator.at(tagOffset(text, node.range?.[0] ?? 0)),
+        ),
+      );
+    },
+  });
+  if (findings.length > 0) return { ok: false, findings, locator };
+  if (doc.contents === null) {
+    return {
+      ok: false,
+      findings: [positioned('YAML_EMPTY', 'file holds no pipeline (it is empty)', START)],
+      locator,
+    };
+  }
+  try {
+    return { ok: true, data: doc.toJS({ maxAliasCount: 0 }), locator };
+  } catch (error) {
+    const finding = positioned(
+      'YAML_SYNTAX',
+      `cannot read YAML: ${(error as Error).message}`,
+      START,
+    );
+    return { ok: false, findings: [finding], locator };
+  }
+}
+
+function positioned(
+  code: string,
+  message: string,
+  position: { line: number; col: number },
+  extra: Partial<Finding> = {},
+): PositionedFinding {
+  return { code, severity: 'error', path: [], message, ...extra, ...position };
+}
+
+/** Where the tag written before the node at `start` begins (the node's range excludes it). */
+function tagOffset(text: string, start: number): number {
+  const bang = text.lastIndexOf('!', start);
+  if (bang < 0) return start;
+  return /^!\S*\s+(?:&\S+\s+)?$/.test(text.slice(bang, start)) ? bang : start;
+}
+
+function firstLine(message: string): string {
+  const line = message.split('\n')[0] ?? message;
+  // The yaml package appends " at line N, column M:" to some messages; the position is ours.
+  return line.replace(/ at line \d+, column \d+:?$/, '');
+}

@@ -1,0 +1,348 @@
+/**
+ * Cross-field rules of pipeline files, one small named function each. Spec rules look at the
+ * file as written (paths into the document); request rules look at one merged, expanded
+ * request (paths into the request, mapped back to the file by the caller).
+ */
+import { CronExpressionParser } from 'cron-parser';
+import {
+  DOMAIN_CONFLICT_MESSAGE,
+  type Format,
+  formatType,
+  WAIT_FOR_TIMEOUT_MESSAGE,
+} from '../contract/index.ts';
+import { matrixSize } from './expand.ts';
+import {
+  describeValue,
+  didYouMean,
+  type Finding,
+  listAllowed,
+  suggestionSuffix,
+} from './issues.ts';
+import { parseTemplate } from './placeholders.ts';
+import { isRequestField, type Pipeline, REQUEST_FIELDS, type SearchItem } from './schema.ts';
+
+/** Most searches one pipeline may expand to. */
+export const MAX_EXPANDED_SEARCHES = 250_000;
+
+/** An item that passed the item schema, with its index in `searches`. */
+export interface IndexedItem {
+  index: number;
+  item: SearchItem;
+}
+
+const error = (
+  path: Finding['path'],
+  message: string,
+  code: string,
+  extra: Partial<Finding> = {},
+): Finding => ({
+  code,
+  severity: 'error',
+  path,
+  message,
+  ...extra,
+});
+
+/** Search ids are unique in a file. */
+export function duplicateSearchIds(items: readonly IndexedItem[]): Finding[] {
+  const first = new Map<string, number>();
+  const findings: Finding[] = [];
+  for (const { index, item } of items) {
+    if (item.id === undefined) continue;
+    const earlier = first.get(item.id);
+    if (earlier === undefined) first.set(item.id, index);
+    else {
+      findings.push(
+        error(
+          ['searches', index, 'id'],
+          `duplicate search id (first used by searches[${earlier}])`,
+          'DUPLICATE_SEARCH_ID',
+          {
+            received: describeValue(item.id),
+            allowed: 'an id no other search uses',
+          },
+        ),
+      );
+    }
+  }
+  return findings;
+}
+
+/** Every search has a query: its own, or one per matrix value. */
+export function queryPresent({ index, item }: IndexedItem): Finding[] {
+  if (item.query !== undefined || item.matrix?.query !== undefined) return [];
+  return [
+    error(
+      ['searches', index],
+      'query is required (in the search or in its matrix)',
+      'QUERY_MISSING',
+    ),
+  ];
+}
+
+/** Every `{placeholder}` in query names a matrix key. */
+export function placeholdersHaveValues({ index, item }: IndexedItem): Finding[] {
+  if (item.query === undefined) return [];
+  const keys = Object.keys(item.matrix ?? {});
+  const findings: Finding[] = [];
+  const seen = new Set<string>();
+  for (const { name } of parseTemplate(item.query).refs) {
+    if (keys.includes(name) || seen.has(name)) continue;
+    seen.add(name);
+    findings.push(
+      error(
+        ['searches', index, 'query'],
+        `placeholder {${name}} has no matrix value${suggestionSuffix(name, keys)}`,
+        'PLACEHOLDER_WITHOUT_VALUE',
+        {
+          received: `{${name}}`,
+          allowed:
+            keys.length === 0
+              ? `a "matrix:" with a list for ${name} (write {{ and }} for literal braces)`
+              : `placeholders ${listAllowed(keys.map((key) => `{${key}}`))}`,
+        },
+      ),
+    );
+  }
+  return findings;
+}
+
+/** Values used as placeholders are plain scalars (not lists or objects). */
+export function placeholderValuesAreScalars({ index, item }: IndexedItem): Finding[] {
+  if (item.query === undefined || item.matrix === undefined) return [];
+  const matrix = item.matrix as Record<string, readonly unknown[] | undefined>;
+  const names = new Set(parseTemplate(item.query).names);
+  const findings: Finding[] = [];
+  for (const name of names) {
+    matrix[name]?.forEach((value, valueIndex) => {
+      if (typeof value !== 'object' || value === null) return;
+      findings.push(
+        error(
+          ['searches', index, 'matrix', name, valueIndex],
+          `{${name}} is used in query, so its values must be text, numbers or booleans`,
+          'PLACEHOLDER_VALUE_NOT_SCALAR',
+          {
+            received: describeValue(value),
+          },
+        ),
+      );
+    });
+  }
+  return findings;
+}
+
+/** A matrix key is a request field or a placeholder used in query (else it is likely a typo). */
+export function matrixKeysUsed({ index, item }: IndexedItem): Finding[] {
+  if (item.matrix === undefined) return [];
+  const used = new Set(item.query === undefined ? [] : parseTemplate(item.query).names);
+  const findings: Finding[] = [];
+  for (const key of Object.keys(item.matrix)) {
+    if (isRequestField(key) || used.has(key)) continue;
+    findings.push(
+      error(
+        ['searches', index, 'matrix', key],
+        `matrix key "${key}" is neither a search-request field nor used as {${key}} in query${suggestionSuffix(key, [...REQUEST_FIELDS, ...used])}`,
+        'MATRIX_KEY_UNUSED',
+        {
+          atKey: true,
+          received: describeValue(key),
+          allowed: 'a search-request field or a placeholder used in query',
+        },
+      ),
+    );
+  }
+  return findings;
+}
+
+/** A field is set either by the item or by its matrix, not both. */
+export function matrixFieldNotAlsoSet({ index, item }: IndexedItem): Finding[] {
+  if (item.matrix === undefined) return [];
+  const fields = item as Record<string, unknown>;
+  return Object.keys(item.matrix)
+    .filter((key) => isRequestField(key) && fields[key] !== undefined)
+    .map((key) =>
+      error(
+        ['searches', index, 'matrix', key],
+        `${key} is set both by the search and by its matrix; keep one`,
+        'MATRIX_FIELD_CONFLICT',
+        { atKey: true },
+      ),
+    );
+}
+
+/** The whole file expands to at most MAX_EXPANDED_SEARCHES searches. */
+export function expansionWithinLimit(
+  items: readonly IndexedItem[],
+  max = MAX_EXPANDED_SEARCHES,
+): Finding[] {
+  let total = 0;
+  for (const { index, item } of items) {
+    const size = matrixSize(
+      item.matrix as Record<string, readonly unknown[] | undefined> | undefined,
+    );
+    total += size;
+    if (total > max) {
+      return [
+        error(
+          item.matrix === undefined ? ['searches', index] : ['searches', index, 'matrix'],
+          'the pipeline expands to too many searches',
+          'TOO_MANY_SEARCHES',
+          {
+            received: `${total >= 1e15 ? 'more than 10^15' : total} searches by here`,
+            allowed: `at most ${max}`,
+          },
+        ),
+      ];
+    }
+  }
+  return [];
+}
+
+/** `schedule.cron` has 5 or 6 fields and parses (cron-parser). */
+export function scheduleCron(schedule: Pipeline['schedule']): Finding[] {
+  if (schedule === undefined) return [];
+  const path = ['schedule', 'cron'];
+  const fields = schedule.cron.trim().split(/\s+/);
+  if (fields.length !== 5 && fields.length !== 6) {
+    return [
+      error(
+        path,
+        'cron expression must have 5 fields (minute hour day month weekday) or 6 (seconds first)',
+        'CRON_INVALID',
+        {
+          received: `${fields.length} field${fields.length === 1 ? '' : 's'} (${describeValue(schedule.cron)})`,
+          allowed: '5 or 6 fields, e.g. "0 6 * * 1"',
+        },
+      ),
+    ];
+  }
+  try {
+    CronExpressionParser.parse(schedule.cron, { tz: 'UTC' });
+    return [];
+  } catch (cause) {
+    return [
+      error(path, `invalid cron expression: ${(cause as Error).message}`, 'CRON_INVALID', {
+        received: describeValue(schedule.cron),
+      }),
+    ];
+  }
+}
+
+/** `schedule.tz` is an IANA time zone this runtime knows. */
+export function scheduleTimeZone(schedule: Pipeline['schedule']): Finding[] {
+  if (schedule?.tz === undefined) return [];
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: schedule.tz });
+    return [];
+  } catch {
+    const zones = Intl.supportedValuesOf('timeZone');
+    return [
+      error(
+        ['schedule', 'tz'],
+        `unknown time zone${suggestionSuffix(schedule.tz, zones)}`,
+        'TZ_INVALID',
+        {
+          received: describeValue(schedule.tz),
+          allowed: 'an IANA time zone such as "UTC" or "Europe/Berlin"',
+        },
+      ),
+    ];
+  }
+}
+
+type Json = Record<string, unknown>;
+
+function nonEmptyList(value: unknown): boolean {
+  return Array.isArray(value) && value.length > 0;
+}
+
+/** includeDomains and excludeDomains are not both set (request path). */
+export function domainsExclusive(request: Json): Finding[] {
+  if (!nonEmptyList(request.includeDomains) || !nonEmptyList(request.excludeDomains)) return [];
+  return [
+    error(['excludeDomains'], DOMAIN_CONFLICT_MESSAGE, 'DOMAINS_CONFLICT', {
+      allowed: 'includeDomains or excludeDomains, not both',
+    }),
+  ];
+}
+
+/** scrapeOptions.waitFor is at most half of an explicit scrapeOptions.timeout (request path). */
+export function waitForWithinTimeout(request: Json): Finding[] {
+  const options = request.scrapeOptions as Json | undefined;
+  if (typeof options !== 'object' || options === null) return [];
+  const { waitFor, timeout } = options;
+  if (typeof waitFor !== 'number' || typeof timeout !== 'number' || waitFor * 2 <= timeout)
+    return [];
+  return [
+    error(['scrapeOptions', 'waitFor'], WAIT_FOR_TIMEOUT_MESSAGE, 'WAIT_FOR_TIMEOUT', {
+      received: `${waitFor} ms with timeout ${timeout} ms`,
+      allowed: `at most ${Math.floor(timeout / 2)} ms`,
+    }),
+  ];
+}
+
+/** Request rules, run on every expanded request. */
+export const REQUEST_RULES: ReadonlyArray<(request: Json) => Finding[]> = [
+  domainsExclusive,
+  waitForWithinTimeout,
+];
+/** Contract messages the request rules report themselves (with better positions). */
+export const MESSAGES_COVERED_BY_RULES: ReadonlySet<string> = new Set([
+  DOMAIN_CONFLICT_MESSAGE,
+  WAIT_FOR_TIMEOUT_MESSAGE,
+]);
+
+/** Media kinds whose signed URLs harvest can save. */
+export const MEDIA_KINDS = ['screenshot', 'audio', 'video'] as const;
+export type MediaKind = (typeof MEDIA_KINDS)[number];
+
+/** Indexes of formats in a request that produce signed media URLs, by kind. */
+export function mediaFormats(request: Json): Array<{ kind: MediaKind; formatIndex: number }> {
+  const formats = (request.scrapeOptions as Json | undefined)?.formats;
+  if (!Array.isArray(formats)) return [];
+  const found: Array<{ kind: MediaKind; formatIndex: number }> = [];
+  formats.forEach((format, formatIndex) => {
+    const type = formatType(format as Format);
+    if ((MEDIA_KINDS as readonly string[]).includes(type))
+      found.push({ kind: type as MediaKind, formatIndex });
+  });
+  return found;
+}
+
+const LIFETIME_TEXT: Record<MediaKind, string> = {
+  screenshot: '24 hours',
+  audio: '1 hour',
+  video: '1 hour',
+};
+
+/**
+ * Media requested in formats but not saved (its URLs expire), and media saved but never
+ * requested. `requestedAt` holds the file path of the first format requesting each kind.
+ */
+export function mediaMatchesFormats(
+  media: Pipeline['media'],
+  requestedAt: ReadonlyMap<MediaKind, Finding['path']>,
+): Finding[] {
+  const findings: Finding[] = [];
+  for (const kind of MEDIA_KINDS) {
+    const saved = media?.[kind] === true;
+    const where = requestedAt.get(kind);
+    if (where !== undefined && !saved) {
+      findings.push({
+        code: 'MEDIA_NOT_SAVED',
+        severity: 'warning',
+        path: where,
+        message: `${kind} URLs expire after ${LIFETIME_TEXT[kind]} and will not be saved; set media.${kind}: true to keep them`,
+      });
+    }
+    if (where === undefined && saved) {
+      findings.push({
+        code: 'MEDIA_NOT_REQUESTED',
+        severity: 'warning',
+        path: ['media', kind],
+        message: `no search requests the ${kind} format, so there is no ${kind} to save`,
+      });
+    }
+  }
+  return findings;
+}

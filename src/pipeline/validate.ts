@@ -1,0 +1,385 @@
+/**
+ * Validation in steps: read -> YAML parse -> schema -> expand and normalise -> named rules ->
+ * `{ok: true, value, warnings} | {ok: false, issues}`. Every problem of a file is reported at
+ * once, each with its position; nothing here throws on bad input.
+ */
+import {
+  hostedServiceWarnings,
+  type SearchRequest,
+  SearchRequestObjectSchema,
+  SearchRequestSchema,
+} from '../contract/index.ts';
+import { taskKey } from './canonical.ts';
+import { describeVars, type ExpandedSearch, expandItem, originOf } from './expand.ts';
+import { type Finding, type Issue, type Path, pathToString, sortIssues } from './issues.ts';
+import { decodePipelineBytes, MAX_PIPELINE_BYTES, parseYaml, readPipelineText } from './load.ts';
+import { parseTemplate } from './placeholders.ts';
+import { createRequestNormaliser } from './plan.ts';
+import type { Locator } from './positions.ts';
+import {
+  duplicateSearchIds,
+  expansionWithinLimit,
+  type IndexedItem,
+  MESSAGES_COVERED_BY_RULES,
+  type MediaKind,
+  matrixFieldNotAlsoSet,
+  matrixKeysUsed,
+  mediaFormats,
+  mediaMatchesFormats,
+  placeholdersHaveValues,
+  placeholderValuesAreScalars,
+  queryPresent,
+  REQUEST_RULES,
+  scheduleCron,
+  scheduleTimeZone,
+} from './rules.ts';
+import {
+  type Defaults,
+  DefaultsSchema,
+  MediaSchema,
+  type Pipeline,
+  PipelineSchema,
+  REQUEST_FIELDS,
+  ScheduleSchema,
+  type SearchItem,
+  SearchItemSchema,
+} from './schema.ts';
+import { findingsFromZod } from './zod-issues.ts';
+
+/** Counts found while validating. */
+export interface PipelineStats {
+  /** Entries in `searches`. */
+  items: number;
+  /** Searches after matrix expansion. */
+  expanded: number;
+  /** Distinct searches (what a plan holds). */
+  unique: number;
+}
+
+export type ValidationResult =
+  | { ok: true; value: Pipeline; warnings: Issue[]; stats: PipelineStats }
+  | { ok: false; issues: Issue[] };
+
+/** Most issues reported for one file; the rest are counted in a last issue. */
+export const MAX_ISSUES_PER_FILE = 500;
+
+/** Read, parse and validate a pipeline file. Never throws on bad input. */
+export async function loadPipelineFile(path: string): Promise<ValidationResult> {
+  const read = await readPipelineText(path, MAX_PIPELINE_BYTES);
+  if (!read.ok) return { ok: false, issues: read.issues };
+  return parsePipeline(read.text, path);
+}
+
+/** Validate raw bytes of a pipeline file (UTF-8 expected). */
+export function parsePipelineBytes(bytes: Uint8Array, fileName: string): ValidationResult {
+  const decoded = decodePipelineBytes(bytes, fileName);
+  if (!decoded.ok) return { ok: false, issues: decoded.issues };
+  return parsePipeline(decoded.text, fileName);
+}
+
+/** Validate the text of a pipeline file; `fileName` is used in issue positions. */
+export function parsePipeline(text: string, fileName: string): ValidationResult {
+  const yaml = parseYaml(text);
+  if (!yaml.ok) {
+    const issues = yaml.findings.map(({ line, col, ...finding }) => ({
+      ...toIssue(finding, fileName, { line, col }),
+    }));
+    return { ok: false, issues: sortIssues(issues) };
+  }
+  const findings = new FindingSet();
+  const data = yaml.data;
+
+  // Schema, whole file.
+  const whole = PipelineSchema.safeParse(data);
+  if (!whole.success) findings.addAll(findingsFromZod(whole.error.issues, PipelineSchema, data));
+
+  // Parts that are valid on their own, so the rest of the file is still checked.
+  const record = isRecord(data) ? data : {};
+  const defaults =
+    record.defaults === undefined
+      ? { success: true as const, data: undefined }
+      : DefaultsSchema.safeParse(record.defaults);
+  const rawItems = Array.isArray(record.searches) ? record.searches : [];
+  const items: IndexedItem[] = [];
+  rawItems.forEach((raw, index) => {
+    const parsed = SearchItemSchema.safeParse(raw);
+    if (parsed.success) items.push({ index, item: withMatrixInWrittenOrder(parsed.data, raw) });
+  });
+  const schedule = ScheduleSchema.optional().safeParse(record.schedule);
+  const media = MediaSchema.optional().safeParse(record.media);
+
+  // Named rules on the file as written.
+  findings.addAll(duplicateSearchIds(items));
+  const badItems = new Set<number>();
+  for (const indexed of items) {
+    const itemFindings = [
+      ...queryPresent(indexed),
+      ...placeholdersHaveValues(indexed),
+      ...placeholderValuesAreScalars(indexed),
+      ...matrixKeysUsed(indexed),
+      ...matrixFieldNotAlsoSet(indexed),
+    ];
+    if (itemFindings.length > 0) badItems.add(indexed.index);
+    findings.addAll(itemFindings);
+  }
+  const sizeFindings = expansionWithinLimit(items);
+  findings.addAll(sizeFindings);
+  if (schedule.success) {
+    findings.addAll(scheduleCron(schedule.data));
+    findings.addAll(scheduleTimeZone(schedule.data));
+  }
+
+  // Expand, validate each search with the contract, normalise, find duplicates.
+  const stats: PipelineStats = { items: rawItems.length, expanded: 0, unique: 0 };
+  const mediaRequestedAt = new Map<MediaKind, Path>();
+  if (defaults.success && sizeFindings.length === 0) {
+    const seen = new Map<string, { itemIndex: number; vars: string }>();
+    const duplicates = new Map<
+      string,
+      { path: Path; first: number; count: number; example: string }
+    >();
+    const normalise = createRequestNormaliser();
+    for (const { index, item } of items) {
+      if (badItems.has(index)) continue;
+      const check = createSearchChecker(item, defaults.data, findings);
+      expandItem(defaults.data, item, index, (search) => {
+        stats.expanded += 1;
+        const checked = check(search);
+        if (checked === undefined) return;
+        const key = taskKey(normalise(checked));
+        const first = seen.get(key);
+        if (first === undefined) {
+          seen.set(key, { itemIndex: index, vars: describeVars(search.vars) });
+        } else {
+          const id = `${first.itemIndex}>${index}`;
+          const entry = duplicates.get(id);
+          if (entry) entry.count += 1;
+          else {
+            const path: Path =
+              first.itemIndex === index ? ['searches', index, 'matrix'] : ['searches', index];
+            const example =
+              search.vars === undefined
+                ? ''
+                : first.vars === ''
+                  ? ` (${describeVars(search.vars)})`
+                  : ` (${describeVars(search.vars)} repeats ${first.vars})`;
+            duplicates.set(id, { path, first: first.itemIndex, count: 1, example });
+          }
+        }
+        for (const { kind, formatIndex } of mediaFormats(search.request)) {
+          if (!mediaRequestedAt.has(kind)) {
+            mediaRequestedAt.set(
+              kind,
+              originOf(search, item, defaults.data, ['scrapeOptions', 'formats', formatIndex]),
+            );
+          }
+        }
+      });
+    }
+    stats.unique = seen.size;
+    for (const { path, first, count, example } of duplicates.values()) {
+      const what = count === 1 ? 'a search that is' : `${count} searches that are`;
+      const earlier =
+        path[path.length - 1] === 'matrix'
+          ? 'another combination of this matrix'
+          : `searches[${first}]`;
+      findings.add({
+        code: 'DUPLICATE_SEARCH',
+        severity: 'warning',
+        path,
+        message: `expands to ${what} the same request as ${earlier}${example}; planned once`,
+      });
+    }
+  }
+  if (media.success) findings.addAll(mediaMatchesFormats(media.data, mediaRequestedAt));
+
+  const issues = findings.toIssues(fileName, yaml.locator);
+  const errors = issues.some((issue) => issue.severity === 'error');
+  if (errors || !whole.success) return { ok: false, issues };
+  const value: Pipeline = {
+    ...whole.data,
+    searches: whole.data.searches.map((item, index) =>
+      withMatrixInWrittenOrder(item, rawItems[index]),
+    ),
+  };
+  return { ok: true, value, warnings: issues, stats };
+}
+
+/**
+ * A checker for the searches of one item. When the query is filled from placeholders, the
+ * rest of the request depends only on the matrix values of request fields: the whole request
+ * is validated once per combination of those, and each further search checks its query alone.
+ * (The contract's cross-field rules do not involve `query`.)
+ */
+function createSearchChecker(
+  item: SearchItem,
+  defaults: Defaults | undefined,
+  findings: FindingSet,
+): (search: ExpandedSearch) => SearchRequest | undefined {
+  const json = item as Record<string, unknown>;
+  const templated = item.query !== undefined && parseTemplate(item.query).names.length > 0;
+  if (!templated || item.matrix === undefined) {
+    return (search) => checkSearch(search, json, defaults, findings);
+  }
+  const fieldKeyIndexes = Object.keys(item.matrix).flatMap((key, i) =>
+    REQUEST_FIELD_KEYS.has(key) ? [i] : [],
+  );
+  const byCombination = new Map<string, SearchRequest | null>();
+  const querySchema = SearchRequestObjectSchema.shape.query;
+  return (search) => {
+    const combination = fieldKeyIndexes.map((i) => search.choice?.[i]).join(',');
+    const known = byCombination.get(combination);
+    if (known === undefined) {
+      const checked = checkSearch(search, json, defaults, findings);
+      byCombination.set(combination, checked ?? null);
+      return checked;
+    }
+    const query = search.request.query;
+    const parsed = querySchema.safeParse(query);
+    if (!parsed.success) {
+      const located = findingsFromZod(parsed.error.issues, querySchema, query, ['query']);
+      addLocated(located, search, json, defaults, findings);
+      return undefined;
+    }
+    return known === null ? undefined : { ...known, query: parsed.data };
+  };
+}
+
+const REQUEST_FIELD_KEYS: ReadonlySet<string> = new Set(REQUEST_FIELDS);
+
+function addLocated(
+  located: readonly Finding[],
+  search: ExpandedSearch,
+  item: Record<string, unknown>,
+  defaults: Defaults | undefined,
+  findings: FindingSet,
+): void {
+  const context = describeVars(search.vars);
+  for (const finding of located) {
+    const path = originOf(search, item, defaults, finding.path);
+    const fromMatrixValue = path[2] === 'matrix';
+    findings.add(
+      { ...finding, path },
+      fromMatrixValue || context === '' ? '' : ` (with ${context})`,
+    );
+  }
+}
+
+/**
+ * Validate one expanded search: the request rules and the contract's SearchRequestSchema.
+ * Returns the validated request, or undefined when it has errors (added to `findings`).
+ */
+function checkSearch(
+  search: ExpandedSearch,
+  item: Record<string, unknown>,
+  defaults: Defaults | undefined,
+  findings: FindingSet,
+): SearchRequest | undefined {
+  const located: Finding[] = [];
+  for (const rule of REQUEST_RULES) located.push(...rule(search.request));
+  const parsed = SearchRequestSchema.safeParse(search.request);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.filter(
+      (issue) => !MESSAGES_COVERED_BY_RULES.has(issue.message),
+    );
+    located.push(...findingsFromZod(issues, SearchRequestSchema, search.request));
+  }
+  const context = describeVars(search.vars);
+  for (const finding of located) {
+    const path = originOf(search, item, defaults, finding.path);
+    const fromMatrixValue = path[2] === 'matrix';
+    findings.add(
+      { ...finding, path },
+      fromMatrixValue || context === '' ? '' : ` (with ${context})`,
+    );
+  }
+  if (located.some((finding) => finding.severity === 'error') || !parsed.success) return undefined;
+  for (const warning of hostedServiceWarnings(parsed.data)) {
+    findings.add(
+      {
+        code: 'HOSTED_SERVICE_REFUSES',
+        severity: 'warning',
+        path: originOf(search, item, defaults, warning.path),
+        message: warning.message,
+      },
+      context === '' ? '' : ` (with ${context})`,
+    );
+  }
+  return parsed.data;
+}
+
+/** Findings deduplicated by path, code and message; repeats from a matrix are counted. */
+class FindingSet {
+  private readonly entries = new Map<
+    string,
+    { finding: Finding; context: string; repeats: number }
+  >();
+
+  add(finding: Finding, context = ''): void {
+    const id = `${pathToString(finding.path)}\u0000${finding.atKey === true}\u0000${finding.code}\u0000${finding.message}`;
+    const entry = this.entries.get(id);
+    if (entry) entry.repeats += 1;
+    else this.entries.set(id, { finding, context, repeats: 0 });
+  }
+
+  addAll(findings: readonly Finding[]): void {
+    for (const finding of findings) this.add(finding);
+  }
+
+  toIssues(file: string, locator: Locator): Issue[] {
+    const issues: Issue[] = [];
+    for (const { finding, context, repeats } of this.entries.values()) {
+      const more =
+        repeats > 0 ? ` (and ${repeats} more combination${repeats === 1 ? '' : 's'})` : '';
+      const position = locator.locate(finding.path, { atKey: finding.atKey === true });
+      issues.push(
+        toIssue({ ...finding, message: finding.message + context + more }, file, position),
+      );
+    }
+    sortIssues(issues);
+    if (issues.length <= MAX_ISSUES_PER_FILE) return issues;
+    const shown = issues.slice(0, MAX_ISSUES_PER_FILE);
+    shown.push({
+      code: 'TOO_MANY_ISSUES',
+      severity: 'error',
+      file,
+      line: 1,
+      col: 1,
+      path: '',
+      message: `${issues.length - MAX_ISSUES_PER_FILE} more issues not shown`,
+    });
+    return shown;
+  }
+}
+
+function toIssue(finding: Finding, file: string, position: { line: number; col: number }): Issue {
+  const issue: Issue = {
+    code: finding.code,
+    severity: finding.severity,
+    file,
+    line: position.line,
+    col: position.col,
+    path: pathToString(finding.path),
+    message: finding.message,
+  };
+  if (finding.received !== undefined) issue.received = finding.received;
+  if (finding.allowed !== undefined) issue.allowed = finding.allowed;
+  return issue;
+}
+
+/**
+ * The schema lists matrix field keys before placeholder keys; expansion follows the order
+ * the file wrote them in (first key outermost).
+ */
+function withMatrixInWrittenOrder(item: SearchItem, raw: unknown): SearchItem {
+  const rawMatrix = isRecord(raw) ? raw.matrix : undefined;
+  if (item.matrix === undefined || !isRecord(rawMatrix)) return item;
+  const parsed = item.matrix as Record<string, unknown>;
+  const ordered: Record<string, unknown> = {};
+  for (const key of Object.keys(rawMatrix)) if (key in parsed) ordered[key] = parsed[key];
+  return { ...item, matrix: ordered as SearchItem['matrix'] };
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,88 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  formatIssue,
+  loadPipelineFile,
+  MAX_PIPELINE_BYTES,
+  parsePipelineBytes,
+} from '../../../src/pipeline/index.ts';
+import { messages, yaml } from './helpers.ts';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'harvest-pipeline-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('loading', () => {
+  it('rejects aliases (no alias bombs)', () => {
+    const bomb = yaml([
+      'a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x"]',
+      'b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]',
+      'c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]',
+      'name: x',
+    ]);
+    const found = messages(bomb);
+    expect(found[0]).toMatchInlineSnapshot(
+      `"p.yaml:2:8 (file): YAML aliases are not supported (*a); use "defaults:" to share settings"`,
+    );
+    expect(found).toHaveLength(18);
+  });
+
+  it('rejects custom tags', () => {
+    expect(messages(yaml(['name: !js/function x', 'searches: []']))).toMatchInlineSnapshot(`
+      [
+        "p.yaml:1:7 (file): YAML tags are not supported (!js/function); write a plain value",
+      ]
+    `);
+  });
+
+  it('reports YAML syntax errors with positions', () => {
+    expect(messages(yaml(['name: demo', 'name: again', 'searches: [']))).toMatchInlineSnapshot(`
+      [
+        "p.yaml:2:1 (file): Map keys must be unique",
+        "p.yaml:4:1 (file): Flow sequence in block collection must be sufficiently indented and end with a ]",
+      ]
+    `);
+  });
+
+  it('rejects several documents in one file', () => {
+    expect(messages('name: a\n---\nname: b\n')[0]).toMatch(
+      /^p\.yaml:2:1 \(file\): Source contains multiple documents/,
+    );
+  });
+
+  it('reports an empty file', () => {
+    expect(messages('# nothing\n')).toEqual([
+      'p.yaml:1:1 (file): file holds no pipeline (it is empty)',
+    ]);
+  });
+
+  it('refuses files over the size limit without reading them', async () => {
+    const path = join(dir, 'big.yaml');
+    await writeFile(path, `name: x\n#${'x'.repeat(MAX_PIPELINE_BYTES)}\n`);
+    const result = await loadPipelineFile(path);
+    expect(result.ok).toBe(false);
+    if (!result.ok) {
+      expect(result.issues.map(formatIssue)).toEqual([
+        `${path}:1:1 (file): file is too large (received ${MAX_PIPELINE_BYTES + 10} bytes; allowed at most ${MAX_PIPELINE_BYTES} bytes)`,
+      ]);
+    }
+  });
+
+  it('refuses bytes that are not UTF-8', () => {
+    const result = parsePipelineBytes(new Uint8Array([0x6e, 0x3a, 0xff, 0xfe]), 'b.yaml');
+    expect(result.ok ? [] : result.issues.map(formatIssue)).toEqual([
+      'b.yaml:1:1 (file): file is not valid UTF-8 text',
+    ]);
+  });
+
+  it('reports a missing file as an issue', async () => {
+    const result = await loadPipelineFile(join(dir, 'missing.yaml'));
+    expect(result.ok ? '' : result.issues[0]?.message).toBe('cannot read file (ENOENT)');
+  });
+});
