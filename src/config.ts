@@ -15,7 +15,7 @@ const EnvSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, dot, dash and underscore only')
     .default('harvest'),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
 });
 
 export interface Settings {
@@ -31,7 +31,7 @@ export interface Settings {
   readonly dbPath: string;
   /** Redis key prefix of every queue, so several users or tests can share one Redis. */
   readonly queuePrefix: string;
-  /** pino log level. Default `info`. */
+  /** pino log level; when unset each command picks its own (`worker` info, others warn). */
   readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
 }
 

@@ -1,0 +1,68 @@
+/** Human output of run progress: a live bar on a TTY, a line every few seconds elsewhere. */
+import { SingleBar } from 'cli-progress';
+import type { Progress } from '../run/wait.ts';
+
+export interface ProgressView {
+  update(p: Progress): void;
+  stop(): void;
+}
+
+export function createProgressView(stream: NodeJS.WriteStream = process.stderr): ProgressView {
+  if (stream.isTTY) {
+    const bar = new SingleBar({
+      stream,
+      format:
+        '{bar} {percentage}% | {value}/{total} done | failed {failed} | retrying {retrying} | credits {credits} | {rate}/s | ETA {eta}',
+      hideCursor: true,
+      barsize: 24,
+    });
+    let started = false;
+    return {
+      update(p) {
+        const payload = {
+          failed: p.failed,
+          retrying: p.retrying,
+          credits: p.creditsUsed,
+          rate: p.ratePerSec.toFixed(1),
+          eta: p.etaSec === null ? '-' : `${p.etaSec}s`,
+        };
+        if (!started) {
+          bar.start(p.total, p.done + p.failed, payload);
+          started = true;
+        }
+        bar.update(p.done + p.failed, payload);
+      },
+      stop() {
+        if (started) bar.stop();
+      },
+    };
+  }
+  let last = 0;
+  return {
+    update(p) {
+      const now = Date.now();
+      if (now - last < 5000) return;
+      last = now;
+      stream.write(`${formatProgressLine(p)}\n`);
+    },
+    stop() {},
+  };
+}
+
+export function formatProgressLine(p: Progress): string {
+  return `${p.runId}: ${p.done + p.failed}/${p.total} ended (done ${p.done}, failed ${p.failed}, retrying ${p.retrying}), credits ${p.creditsUsed}, ${p.ratePerSec.toFixed(1)}/s`;
+}
+
+export function formatSummary(p: Progress, dbPath: string): string {
+  const lines = [
+    `run ${p.runId}: ${p.status}`,
+    `  tasks   ${p.total} (done ${p.done}, failed ${p.failed}, unfinished ${p.total - p.done - p.failed})`,
+    `  calls   ${p.calls}, credits used ${p.creditsUsed}`,
+    `  time    ${(p.elapsedMs / 1000).toFixed(1)}s`,
+    `  stored  ${dbPath}`,
+  ];
+  if (p.paused) {
+    lines.push(`  PAUSED  ${p.paused.code}: ${p.paused.reason}`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,40 @@
+/** Redis connections for queues and workers (ioredis). */
+import { Redis } from 'ioredis';
+import { HarvestError } from '../errors.ts';
+
+/**
+ * Workers need `maxRetriesPerRequest: null` (BullMQ blocks on Redis); commands from the CLI
+ * should fail fast instead, so a missing Redis is reported rather than waited on forever.
+ */
+export function createRedis(url: string, role: 'worker' | 'client'): Redis {
+  return new Redis(url, {
+    maxRetriesPerRequest: role === 'worker' ? null : 2,
+    enableOfflineQueue: true,
+    lazyConnect: false,
+    connectionName: `harvest-${role}`,
+  });
+}
+
+/** Pings Redis once, with a clear error that says how to start it. */
+export async function assertRedisReachable(url: string, timeoutMs = 3000): Promise<void> {
+  const redis = new Redis(url, {
+    maxRetriesPerRequest: 0,
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.ping();
+  } catch (error) {
+    throw new HarvestError(
+      'REDIS_UNREACHABLE',
+      `Redis is not reachable at ${url}. Start it with \`docker compose up -d redis\` or ` +
+        '`redis-server --daemonize yes`, or point REDIS_URL at a running server.',
+      { cause: error, exitCode: 3 },
+    );
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * A worker pool: BullMQ workers for the roles asked for (`search`, `store`), with the shared
+ * pieces they need (API client, group-commit sink, budget, in-flight journal, rate controller),
+ * a heartbeat, the reaper of calls lost with dead workers, and a graceful close.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { type Job, Queue, RateLimitError, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { createSearchProcessor, isRecorded, RetryLaterError } from '../../jobs/search.ts';
+import { createStoreProcessor } from '../../jobs/store.ts';
+import type { ApiClient } from '../api/index.ts';
+import type { Logger } from '../log.ts';
+import type { TaskEvent } from '../store/events.ts';
+import type { Store } from '../store/index.ts';
+import { Budget } from './budget.ts';
+import { createRedis } from './connection.ts';
+import { InflightJournal } from './inflight.ts';
+import { harvestKeys, QUEUES } from './names.ts';
+import { RateController } from './rate-controller.ts';
+import { StoreSink } from './store-sink.ts';
+
+export type Role = 'search' | 'store';
+
+export interface PoolOptions {
+  redisUrl: string;
+  /** Redis key prefix of every queue. */
+  prefix: string;
+  roles: readonly Role[];
+  /** Search jobs in flight at once in this process. Default 16. */
+  concurrency?: number;
+  /** Required for the `search` role. */
+  client?: ApiClient;
+  /** Required for the `store` role: the SQLite database this host owns. */
+  store?: Store;
+  logger: Logger;
+  /** How long a job's lock lives without renewal, in ms; a dead worker's jobs return after it. Default 30000. */
+  lockDurationMs?: number;
+  /** How often stalled jobs are looked for, in ms. Default 15000. */
+  stalledIntervalMs?: number;
+  /** How often calls lost with dead workers are looked for, in ms. Default min(5000, lock duration). */
+  reapIntervalMs?: number;
+}
+
+export interface Pool {
+  readonly workerId: string;
+  /** Finishes the calls in flight, flushes their records, and closes every connection. */
+  close(): Promise<void>;
+}
+
+/** Pauses the search queue for a reason a human can act on, visible to `harvest status`. */
+export async function pauseSearchQueue(
+  queue: Queue,
+  redis: Redis,
+  key: string,
+  code: string,
+  reason: string,
+): Promise<void> {
+  await redis.set(key, JSON.stringify({ code, reason, at: Date.now() }));
+  await queue.pause();
+}
+
+export async function startPool(options: PoolOptions): Promise<Pool> {
+  const { prefix, logger } = options;
+  const workerId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const connection = createRedis(options.redisUrl, 'worker');
+  const redis = createRedis(options.redisUrl, 'client');
+  const keys = harvestKeys(prefix);
+  const searchQueue = new Queue(QUEUES.search, { connection, prefix });
+  const storeQueue = new Queue(QUEUES.store, { connection, prefix });
+  const sink = new StoreSink(storeQueue);
+  const lockDurationMs = options.lockDurationMs ?? 30_000;
+  // A worker is dead once it has been silent as long as its jobs' locks last.
+  const inflight = new InflightJournal(redis, keys, Math.max(lockDurationMs, 1000));
+  const workers: Worker[] = [];
+  const timers: NodeJS.Timeout[] = [];
+  const log = logger.child({ workerId });
+
+  if (options.roles.includes('search')) {
+    if (!options.client) throw new Error('the search role needs an API client');
+    const rate = new RateController(redis, keys.rate, searchQueue, log);
+    const processor = createSearchProcessor({
+      client: options.client,
+      sink,
+      budget: new Budget(redis, keys.budget),
+      inflight,
+      rate,
+      pause: (code, reason) =>
+        pauseSearchQueue(searchQueue, redis, keys.pausedReason, code, reason),
+      workerId,
+      logger: log,
+    });
+    const worker = new Worker(QUEUES.search, processor, {
+      connection,
+      prefix,
+      concurrency: options.concurrency ?? 16,
+      lockDuration: lockDurationMs,
+      stalledInterval: options.stalledIntervalMs ?? 15_000,
+      // A worker killed mid-call is not the job's fault: let it come back many times.
+      maxStalledCount: 100,
+      settings: {
+        backoffStrategy: (_attempts, _type, error) =>
+          error instanceof RetryLaterError ? error.delayMs : 1000,
+      },
+    });
+    worker.on('failed', (job, error) => void recordUnexpectedFailure(job, error));
+    worker.on('error', (error) => log.error({ err: error }, 'search worker error'));
+    workers.push(worker);
+
+    await inflight.heartbeat(workerId);
+    timers.push(
+      setInterval(
+        () => void inflight.heartbeat(workerId).catch(() => {}),
+        Math.max(200, Math.floor(inflight.heartbeatTtlMs / 3)),
+      ),
+      setInterval(
+        () =>
+          void inflight
+            .reap((events) => sink.push(events), Date.now())
+            .then((n) => n > 0 && log.warn({ lost: n }, 'recorded calls lost with a dead worker'))
+            .catch((error: unknown) => log.warn({ err: error }, 'reaping lost calls failed')),
+        options.reapIntervalMs ?? Math.min(5000, inflight.heartbeatTtlMs),
+      ),
+    );
+  }
+
+  if (options.roles.includes('store')) {
+    if (!options.store) throw new Error('the store role needs the database');
+    const worker = new Worker(QUEUES.store, createStoreProcessor(options.store, log), {
+      connection,
+      prefix,
+      concurrency: 1,
+      maxStalledCount: 100,
+    });
+    worker.on('error', (error) => log.error({ err: error }, 'store worker error'));
+    worker.on('failed', (job, error) =>
+      log.error({ err: error, jobId: job?.id }, 'store job failed; it will be retried'),
+    );
+    workers.push(worker);
+  }
+
+  /** Failures the processor did not record itself (stalled too often, a bug, Redis trouble). */
+  async function recordUnexpectedFailure(job: Job | undefined, error: Error): Promise<void> {
+    if (!job || isRecorded(error) || error instanceof RateLimitError) return;
+    const data = job.data as { runId?: string; taskKey?: string };
+    if (!data.runId || !data.taskKey) return;
+    const final =
+      error instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
+    const event: TaskEvent = {
+      type: 'task',
+      runId: data.runId,
+      taskKey: data.taskKey,
+      status: final ? 'failed' : 'retrying',
+      attempts: job.attemptsMade,
+      errorCode: 'WORKER_ERROR',
+      errorMessage: error.message,
+      at: Date.now(),
+    };
+    log.error({ err: error, jobId: job.id }, 'search job failed outside the API call');
+    await sink
+      .push([event])
+      .catch((e: unknown) => log.error({ err: e }, 'could not record failure'));
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    workerId,
+    close() {
+      closing ??= (async () => {
+        for (const t of timers) clearInterval(t);
+        // Search workers first: in-flight calls finish and push their records.
+        await Promise.all(workers.map((w) => (w.name === QUEUES.search ? w.close() : undefined)));
+        await sink.drain();
+        await Promise.all(workers.map((w) => (w.name === QUEUES.store ? w.close() : undefined)));
+        await searchQueue.close();
+        await storeQueue.close();
+        await redis.del(keys.workerHeartbeat(workerId)).catch(() => {});
+        await options.client?.close();
+        await redis.quit().catch(() => {});
+        await connection.quit().catch(() => {});
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * Group commit of store events. Concurrent search jobs in one process push their events here;
+ * one flush adds a single `store` job carrying all of them, and every pusher's promise settles
+ * when that job is safely in Redis. A search job completes only after its events are durable,
+ * so a crash can repeat a call but never lose its record.
+ */
+import type { Queue } from 'bullmq';
+import type { StoreEvent } from '../store/events.ts';
+
+export interface StoreSinkOptions {
+  /** Flush at once when this many events are waiting. Default 500. */
+  maxBatch?: number;
+  /** Longest an event waits for companions before a flush, in ms. Default 2. */
+  maxDelayMs?: number;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+export class StoreSink {
+  readonly #queue: Queue;
+  readonly #maxBatch: number;
+  readonly #maxDelayMs: number;
+  #events: StoreEvent[] = [];
+  #waiters: Waiter[] = [];
+  #timer: NodeJS.Timeout | undefined;
+  #inFlight = new Set<Promise<void>>();
+
+  constructor(queue: Queue, options: StoreSinkOptions = {}) {
+    this.#queue = queue;
+    this.#maxBatch = options.maxBatch ?? 500;
+    this.#maxDelayMs = options.maxDelayMs ?? 2;
+  }
+
+  /** Resolves once `events` are in the store queue. */
+  push(events: readonly StoreEvent[]): Promise<void> {
+    if (events.length === 0) return Promise.resolve();
+    const done = new Promise<void>((resolve, reject) => {
+      this.#waiters.push({ resolve, reject });
+    });
+    this.#events.push(...events);
+    if (this.#events.length >= this.#maxBatch) {
+      void this.#flushNow();
+    } else {
+      this.#timer ??= setTimeout(() => void this.#flushNow(), this.#maxDelayMs);
+    }
+    return done;
+  }
+
+  /** Flushes whatever is waiting and waits for every flush under way. */
+  async drain(): Promise<void> {
+    await this.#flushNow();
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  #flushNow(): Promise<void> {
+    if (this.#timer) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (this.#events.length === 0) return Promise.resolve();
+    const events = this.#events;
+    const waiters = this.#waiters;
+    this.#events = [];
+    this.#waiters = [];
+    const flush = this.#queue
+      .add('events', { events }, { removeOnComplete: true, removeOnFail: 1000, attempts: 5 })
+      .then(
+        () => {
+          for (const w of waiters) w.resolve();
+        },
+        (error: unknown) => {
+          for (const w of waiters) w.reject(error);
+        },
+      )
+      .finally(() => this.#inFlight.delete(flush));
+    this.#inFlight.add(flush);
+    return flush;
+  }
+}

@@ -1,0 +1,48 @@
+/**
+ * What the run, worker and status commands share on the host that owns the database: the
+ * store, the search queue and a Redis client, opened once and closed together.
+ */
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Settings } from '../config.ts';
+import { assertRedisReachable, createRedis } from '../queue/connection.ts';
+import { type HarvestKeys, harvestKeys, QUEUES } from '../queue/names.ts';
+import { openStore, type Store } from '../store/index.ts';
+
+export interface Runtime {
+  readonly settings: Settings;
+  readonly store: Store;
+  readonly redis: Redis;
+  readonly searchQueue: Queue;
+  readonly keys: HarvestKeys;
+  close(): Promise<void>;
+}
+
+export async function openRuntime(settings: Settings): Promise<Runtime> {
+  await assertRedisReachable(settings.redisUrl);
+  const store = openStore(settings.dbPath);
+  const redis = createRedis(settings.redisUrl, 'client');
+  const searchQueue = new Queue(QUEUES.search, { connection: redis, prefix: settings.queuePrefix });
+  return {
+    settings,
+    store,
+    redis,
+    searchQueue,
+    keys: harvestKeys(settings.queuePrefix),
+    async close() {
+      await searchQueue.close();
+      await redis.quit().catch(() => {});
+      store.close();
+    },
+  };
+}
+
+/** Why the search queue is paused, if it is (401/402 from the API). */
+export async function pausedReason(
+  runtime: Pick<Runtime, 'redis' | 'searchQueue' | 'keys'>,
+): Promise<{ code: string; reason: string; at: number } | undefined> {
+  if (!(await runtime.searchQueue.isPaused())) return undefined;
+  const raw = await runtime.redis.get(runtime.keys.pausedReason);
+  if (!raw) return { code: 'PAUSED', reason: 'the search queue was paused by hand', at: 0 };
+  return JSON.parse(raw) as { code: string; reason: string; at: number };
+}

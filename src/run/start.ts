@@ -1,0 +1,163 @@
+/**
+ * Starting and resuming runs. A run's tasks are rows in SQLite before they are jobs in Redis,
+ * so a Redis that lost everything costs a resume, not a run.
+ */
+import { createHash } from 'node:crypto';
+import { estimateSearchCredits, type SearchRequest } from '../contract/index.ts';
+import { HarvestError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { formatIssue, type Pipeline, parsePipeline, plan } from '../pipeline/index.ts';
+import { readPipelineText } from '../pipeline/load.ts';
+import { Budget } from '../queue/budget.ts';
+import { enqueueSearches } from '../queue/enqueue.ts';
+import type { SearchJobData } from '../queue/job-data.ts';
+import { newRunId } from '../queue/names.ts';
+import { RateController } from '../queue/rate-controller.ts';
+import type { RunTrigger } from '../store/runs.ts';
+import type { Runtime } from './runtime.ts';
+
+/** Attempts per task when the pipeline does not say. */
+export const DEFAULT_MAX_ATTEMPTS = 5;
+
+export interface StartedRun {
+  runId: string;
+  pipeline: Pipeline;
+  taskCount: number;
+  warnings: string[];
+  estimate: { min: number; max: number };
+}
+
+export async function loadValidPipeline(
+  file: string,
+): Promise<{ pipeline: Pipeline; text: string; warnings: string[] }> {
+  const read = await readPipelineText(file);
+  const result = read.ok ? parsePipeline(read.text, file) : read;
+  if (!result.ok) {
+    throw new HarvestError(
+      'PIPELINE_INVALID',
+      `${file} is not a valid pipeline:\n${result.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}`,
+      { exitCode: 2 },
+    );
+  }
+  return {
+    pipeline: result.value,
+    text: read.ok ? read.text : '',
+    warnings: result.warnings.map((w) => formatIssue(w)),
+  };
+}
+
+export async function startRun(
+  runtime: Runtime,
+  file: string,
+  options: { trigger?: RunTrigger; logger: Logger; nowMs?: number },
+): Promise<StartedRun> {
+  const { pipeline, text, warnings } = await loadValidPipeline(file);
+  const planned = plan(pipeline);
+  const { store } = runtime;
+  const pipelineId = store.pipelines.upsert({
+    name: pipeline.name,
+    hash: createHash('sha256').update(text).digest('hex'),
+    yamlText: text,
+  });
+  const runId = newRunId(options.nowMs ?? Date.now());
+  const maxCredits = pipeline.budget?.maxCredits;
+  store.runs.create({
+    id: runId,
+    pipelineId,
+    trigger: options.trigger ?? 'manual',
+    maxCredits: maxCredits ?? null,
+    taskCount: planned.tasks.length,
+  });
+  store.tasks.insertMany(
+    runId,
+    planned.tasks.map((t) => ({
+      key: t.key,
+      request: t.request,
+      searchId: t.searchId,
+      tags: t.tags,
+    })),
+  );
+  await new RateController(
+    runtime.redis,
+    runtime.keys.rate,
+    runtime.searchQueue,
+    options.logger,
+  ).start(pipeline.run?.rateLimitPerMinute);
+  await enqueueTasks(runtime, runId, pipeline, planned.tasks);
+  store.runs.setStatus(runId, 'running');
+  options.logger.info({ runId, tasks: planned.tasks.length }, 'run started');
+  return {
+    runId,
+    pipeline,
+    taskCount: planned.tasks.length,
+    warnings,
+    estimate: { min: planned.estimate.minCredits, max: planned.estimate.maxCredits },
+  };
+}
+
+/**
+ * Resumes a run: un-pauses the search queue, re-seeds the budget counter from SQLite, and
+ * re-enqueues every task that has not ended. Jobs still in Redis are left as they are (job
+ * ids are derived from run id and task key, so adding them again is harmless).
+ */
+export async function resumeRun(
+  runtime: Runtime,
+  runId: string,
+  options: { logger: Logger },
+): Promise<{ runId: string; requeued: number }> {
+  const { store } = runtime;
+  const run = store.runs.get(runId);
+  if (!run)
+    throw new HarvestError('RUN_NOT_FOUND', `no run ${runId} in ${runtime.settings.dbPath}`, {
+      exitCode: 2,
+    });
+  const pipelineRow = store.pipelines.get(run.pipelineId);
+  if (!pipelineRow)
+    throw new HarvestError('PIPELINE_NOT_FOUND', `run ${runId} has no pipeline row`);
+  if (await runtime.searchQueue.isPaused()) {
+    await runtime.searchQueue.resume();
+    await runtime.redis.del(runtime.keys.pausedReason);
+  }
+  const spent = store.calls.summary(runId).creditsUsed;
+  await new Budget(runtime.redis, runtime.keys.budget).set(runId, spent);
+  const { pipeline } = parseStoredPipeline(pipelineRow.yamlText, pipelineRow.name);
+  const unfinished = store.tasks.unfinished(runId) as Iterable<{
+    key: string;
+    request: SearchRequest;
+  }>;
+  const requeued = await enqueueTasks(runtime, runId, pipeline, unfinished);
+  store.runs.setStatus(runId, 'running');
+  options.logger.info({ runId, requeued }, 'run resumed');
+  return { runId, requeued };
+}
+
+function parseStoredPipeline(text: string, name: string): { pipeline: Pipeline } {
+  const result = parsePipeline(text, `${name}.yaml (stored)`);
+  if (!result.ok) {
+    throw new HarvestError('PIPELINE_INVALID', `the stored pipeline ${name} no longer validates`);
+  }
+  return { pipeline: result.value };
+}
+
+async function enqueueTasks(
+  runtime: Runtime,
+  runId: string,
+  pipeline: Pipeline,
+  tasks: Iterable<{ key: string; request: SearchRequest }>,
+): Promise<number> {
+  const maxAttempts = pipeline.run?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  const maxCredits = pipeline.budget?.maxCredits;
+  function* jobs(): Generator<SearchJobData> {
+    for (const t of tasks) {
+      yield {
+        runId,
+        taskKey: t.key,
+        request: t.request,
+        maxAttempts,
+        ...(maxCredits === undefined ? {} : { maxCredits }),
+        estimateMaxCredits: estimateSearchCredits(t.request).max,
+      };
+    }
+  }
+  return enqueueSearches(runtime.searchQueue, jobs());
+}

@@ -1,0 +1,159 @@
+/**
+ * Crash safety: search workers in child processes are killed with SIGKILL mid-run and
+ * restarted; Redis loses every key of the deployment mid-run and `--resume` recovers.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { estimateSearchCredits } from '../../src/contract/index.ts';
+import { InflightJournal } from '../../src/queue/inflight.ts';
+import type { Pool } from '../../src/queue/pool.ts';
+import { startLocalPool } from '../../src/run/local.ts';
+import { resumeRun, startRun } from '../../src/run/start.ts';
+import { waitForRun } from '../../src/run/wait.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+import { deletePrefix } from '../helpers/redis.ts';
+
+const BIN = path.resolve('bin/harvest.js');
+
+let h: Harness | undefined;
+const children = new Set<ChildProcess>();
+let storePool: Pool | undefined;
+
+afterEach(async () => {
+  for (const c of children) c.kill('SIGKILL');
+  children.clear();
+  await storePool?.close();
+  storePool = undefined;
+  await h?.stop();
+  h = undefined;
+});
+
+function spawnSearchWorker(harness: Harness): ChildProcess {
+  const child = spawn(
+    process.execPath,
+    [
+      BIN,
+      'worker',
+      '--roles',
+      'search',
+      '-c',
+      '8',
+      '--lock-duration',
+      '2000',
+      '--stalled-interval',
+      '1000',
+    ],
+    {
+      env: {
+        PATH: process.env.PATH,
+        HARVEST_API_URL: harness.settings.apiUrl,
+        HARVEST_API_KEY: harness.settings.apiKey,
+        HARVEST_PREFIX: harness.settings.queuePrefix,
+        REDIS_URL: harness.settings.redisUrl,
+        HARVEST_DATA_DIR: harness.dir,
+        LOG_LEVEL: 'silent',
+      },
+      stdio: 'ignore',
+    },
+  );
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+
+function matrixPipeline(name: string, n: number): string {
+  return `name: ${name}\nrun:\n  maxAttempts: 10\nsearches:\n  - matrix:\n      n: [${Array.from({ length: n }, (_, i) => i).join(', ')}]\n    query: "crash test {n}"\n    limit: 4\n`;
+}
+
+function ledger(harness: Harness): { calls: number; creditsCharged: number } {
+  const team = harness.sandbox.ledger().teams.sandbox;
+  if (!team) return { calls: 0, creditsCharged: 0 };
+  const calls = Object.values(team.calls).reduce((a, b) => a + b, 0);
+  return { calls, creditsCharged: team.creditsCharged };
+}
+
+describe('crash safety', () => {
+  it('survives search workers killed with SIGKILL: every task stored once, credits accounted for', async () => {
+    h = await startHarness({ sandbox: { latency: { minMs: 20, maxMs: 60 } } });
+    storePool = await startLocalPool(h.settings, {
+      roles: ['store'],
+      store: h.runtime.store,
+      logger: h.logger,
+    });
+    const file = h.writePipeline('crash', matrixPipeline('it-crash', 150));
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+
+    for (let kill = 0; kill < 3; kill++) {
+      const child = spawnSearchWorker(h);
+      await sleep(2500);
+      child.kill('SIGKILL');
+      await new Promise((r) => child.once('exit', r));
+    }
+    spawnSearchWorker(h);
+    const final = await waitForRun(h.runtime, runId, { pollMs: 100 });
+    expect(final.status).toBe('completed');
+    // Calls journaled by the killed workers are recorded (as LOST) once their heartbeat lapses.
+    const journal = new InflightJournal(h.runtime.redis, h.runtime.keys);
+    for (let i = 0; i < 100 && (await journal.pending()) > 0; i++) await sleep(100);
+    expect(await journal.pending()).toBe(0);
+    await sleep(200); // the last store job
+
+    const store = h.runtime.store;
+    const counts = store.tasks.counts(runId);
+    expect(counts.done).toBe(150);
+    // Each task's results are stored once: positions 0..n-1 per source, no duplicates.
+    const perTask = new Map<string, number[]>();
+    for (const row of store.iterateResults(runId)) {
+      const list = perTask.get(row.taskKey) ?? [];
+      list.push(row.position);
+      perTask.set(row.taskKey, list);
+    }
+    for (const positions of perTask.values()) {
+      expect([...positions].sort((a, b) => a - b)).toEqual(positions.map((_, i) => i));
+    }
+
+    // Credits: what harvest knows equals the bill, but for calls whose answer died with a
+    // worker (recorded as LOST, cost unknown); each of those can cost at most one task's max.
+    const summary = store.calls.summary(runId);
+    const billed = ledger(h).creditsCharged;
+    const maxPerCall = estimateSearchCredits({ limit: 4 }).max;
+    expect(summary.creditsUsed).toBeLessThanOrEqual(billed);
+    expect(billed - summary.creditsUsed).toBeLessThanOrEqual(summary.unknownCostCalls * maxPerCall);
+    if (summary.unknownCostCalls === 0) expect(summary.creditsUsed).toBe(billed);
+    expect(summary.calls).toBeGreaterThanOrEqual(ledger(h).calls);
+  }, 120_000);
+
+  it('recovers from a Redis that lost everything: --resume completes the run, nothing lost or doubled', async () => {
+    h = await startHarness({ sandbox: { latency: { minMs: 10, maxMs: 30 } } });
+    const file = h.writePipeline('flush', matrixPipeline('it-flush', 200));
+    await h.startPool({ concurrency: 4 });
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    // Let part of the run finish, then lose every key of this deployment.
+    for (;;) {
+      const c = h.runtime.store.tasks.counts(runId);
+      if (c.done >= 40) break;
+      await sleep(50);
+    }
+    // Workers keep running while their queues vanish under them.
+    await deletePrefix(h.settings.queuePrefix);
+    await sleep(300);
+    const before = h.runtime.store.tasks.counts(runId);
+    expect(before.done).toBeLessThan(200);
+
+    const { requeued } = await resumeRun(h.runtime, runId, { logger: h.logger });
+    expect(requeued).toBeGreaterThan(0);
+    expect(requeued).toBeLessThanOrEqual(200 - before.done);
+    const final = await waitForRun(h.runtime, runId, { pollMs: 100 });
+    expect(final.status).toBe('completed');
+    expect(h.runtime.store.tasks.counts(runId).done).toBe(200);
+    const keys = new Set<string>();
+    for (const row of h.runtime.store.iterateResults(runId)) {
+      const k = `${row.taskKey}/${row.source}/${row.position}`;
+      expect(keys.has(k)).toBe(false);
+      keys.add(k);
+    }
+    expect(h.runtime.store.results.count(runId)).toBe(keys.size);
+  }, 120_000);
+});

@@ -1,0 +1,214 @@
+/**
+ * Whole runs on real parts: sandbox on port 0, Redis under a fresh prefix, a temp SQLite file,
+ * the worker pool in this process.
+ */
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { exitCodeFor } from '../../src/cli/commands/run.ts';
+import { resumeRun, startRun } from '../../src/run/start.ts';
+import { waitForRun } from '../../src/run/wait.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+const PIPELINE = `
+name: it-basic
+defaults:
+  limit: 5
+searches:
+  - id: plain
+    query: "vector databases"
+  - id: news
+    query: "open source llm"
+    sources: [web, news]
+  - id: scraped
+    query: "sqlite wal mode"
+    scrapeOptions:
+      formats: [markdown, links]
+  - matrix:
+      topic: [redis, postgres, kafka, nats]
+    query: "{topic} benchmarks"
+`;
+
+function sumStoredCredits(harness: Harness, runId: string): number {
+  return harness.runtime.store.calls.summary(runId).creditsUsed;
+}
+
+function ledgerCredits(harness: Harness, team = 'sandbox'): number {
+  return harness.sandbox.ledger().teams[team]?.creditsCharged ?? 0;
+}
+
+function ledgerAnswers(harness: Harness, team = 'sandbox'): number {
+  const calls = harness.sandbox.ledger().teams[team]?.calls ?? {};
+  return Object.values(calls).reduce((a, b) => a + b, 0);
+}
+
+describe('harvest run', () => {
+  it('stores every result, and the credits stored equal what the service billed', async () => {
+    h = await startHarness();
+    const file = h.writePipeline('basic', PIPELINE);
+    await h.startPool();
+    const started = await startRun(h.runtime, file, { logger: h.logger });
+    expect(started.taskCount).toBe(7);
+    const final = await waitForRun(h.runtime, started.runId, { pollMs: 50 });
+    expect(final.status).toBe('completed');
+    expect(final.done).toBe(7);
+
+    const store = h.runtime.store;
+    const rows = [...store.iterateResults(started.runId)];
+    expect(rows.length).toBeGreaterThan(0);
+    expect(store.results.count(started.runId)).toBe(rows.length);
+    expect(sumStoredCredits(h, started.runId)).toBe(ledgerCredits(h));
+    expect(sumStoredCredits(h, started.runId)).toBeGreaterThan(0);
+    // Scraped results carry their content.
+    const scraped = rows.filter((r) => r.markdown);
+    expect(scraped.length).toBeGreaterThan(0);
+  });
+
+  it('retries 408, 500, malformed bodies and dropped connections, recording every call', async () => {
+    h = await startHarness({
+      sandbox: { faults: { timeout408: 0.15, error500: 0.15, malformed: 0.1, drop: 0.1 }, seed: 7 },
+    });
+    const file = h.writePipeline(
+      'faulty',
+      `name: it-faulty\nrun:\n  maxAttempts: 12\nsearches:\n  - matrix:\n      n: [${Array.from({ length: 30 }, (_, i) => i).join(', ')}]\n    query: "fault test {n}"\n    limit: 3\n`,
+    );
+    await h.startPool({ concurrency: 6 });
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    // Backoff starts at 1 s and grows; keep this test's waits short by checking the outcome only.
+    const final = await waitForRun(h.runtime, runId, { pollMs: 100 });
+    expect(final.status).toBe('completed');
+    const summary = h.runtime.store.calls.summary(runId);
+    expect(summary.byOutcome.ok).toBe(30);
+    const failures = summary.calls - 30;
+    expect(failures).toBeGreaterThan(0);
+    for (const code of Object.keys(summary.byOutcome)) {
+      expect(['ok', 'TIMEOUT', 'SERVER_ERROR', 'BAD_RESPONSE', 'NETWORK']).toContain(code);
+    }
+    // Malformed 200s are billed by the service and recorded as calls of unknown cost.
+    expect(summary.calls).toBe(ledgerAnswers(h) + h.sandbox.ledger().teams.sandbox!.dropped);
+    expect(summary.creditsUsed).toBeLessThanOrEqual(ledgerCredits(h));
+  });
+});
+
+describe('harvest run: errors that stop a task or the queue', () => {
+  it('fails a 403 without retrying and records the service message', async () => {
+    h = await startHarness();
+    const file = h.writePipeline(
+      'forbidden',
+      `name: it-forbidden\nsearches:\n  - query: "allowed"\n  - query: "needs the feature"\n    threatProtection:\n      mode: normal\n`,
+    );
+    await h.startPool();
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(final.status).toBe('completed');
+    expect(exitCodeFor(final)).toBe(1);
+    expect(final.done).toBe(1);
+    expect(final.failed).toBe(1);
+    const report = h.runtime.store.runStatus(runId)!;
+    expect(report.errors.callsByCode).toEqual({ FORBIDDEN: 1 });
+    expect(report.errors.recent[0]?.errorMessage).toContain(
+      'Threat protection is an enterprise feature',
+    );
+    expect(report.calls.calls).toBe(2);
+  });
+
+  it('pauses the queue on 402 with a reason, and --resume completes the run', async () => {
+    h = await startHarness({
+      sandbox: { keys: [{ key: 'fc-sandbox', team: 'sandbox', credits: 6 }] },
+    });
+    const file = h.writePipeline(
+      'credits',
+      `name: it-credits\nsearches:\n  - matrix:\n      n: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n    query: "credit test {n}"\n    limit: 5\n`,
+    );
+    await h.startPool({ concurrency: 1 });
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    const paused = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(paused.paused?.code).toBe('PAYMENT_REQUIRED');
+    expect(paused.paused?.reason).toContain('harvest run --resume');
+    expect(paused.done).toBeLessThan(10);
+    expect(paused.failed).toBe(0);
+
+    h.sandbox.control.setCredits('fc-sandbox', 10_000);
+    await resumeRun(h.runtime, runId, { logger: h.logger });
+    const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(final.status).toBe('completed');
+    expect(final.done).toBe(10);
+    expect(h.runtime.store.calls.summary(runId).byOutcome.PAYMENT_REQUIRED).toBeGreaterThanOrEqual(
+      1,
+    );
+  });
+
+  it('pauses on 401 and never lets the API key reach logs, the database or error output', async () => {
+    const secret = 'fc-secret-7f3a9c1e55d04b2a';
+    h = await startHarness({
+      apiKey: 'fc-wrong-key-000000',
+      sandbox: {
+        keys: [{ key: secret, team: 'sandbox', credits: 1_000_000 }],
+        faults: { error500: 0.2 },
+      },
+    });
+    const file = h.writePipeline(
+      'auth',
+      `name: it-auth\nsearches:\n  - query: "one"\n  - query: "two"\n`,
+    );
+    let pool = await h.startPool();
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    const paused = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(paused.paused?.code).toBe('UNAUTHORIZED');
+    expect(paused.paused?.reason).toContain('HARVEST_API_KEY');
+    await pool.close();
+
+    pool = await h.startPool({ apiKey: secret });
+    await resumeRun(h.runtime, runId, { logger: h.logger });
+    const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(final.status).toBe('completed');
+    await pool.close();
+
+    const { readFileSync, readdirSync } = await import('node:fs');
+    const dbText = readdirSync(h.dir)
+      .filter((f) => f.startsWith('harvest.db'))
+      .map((f) => readFileSync(`${h!.dir}/${f}`).toString('latin1'))
+      .join('');
+    expect(dbText.length).toBeGreaterThan(0);
+    expect(dbText).not.toContain(secret);
+    expect(dbText).not.toContain('fc-wrong-key-000000');
+    expect(h.logs()).not.toContain(secret);
+    expect(h.logs()).not.toContain('fc-wrong-key-000000');
+  });
+});
+
+describe('harvest run: rate limits', () => {
+  it('a 429 storm spends no attempts, and the run completes', async () => {
+    // 12 requests per (wall-clock) minute for 16 searches: the rest meet 429 and wait for
+    // the next window, which the message names ("retry after Ns").
+    h = await startHarness({ sandbox: { rateLimitPerMinute: 12 } });
+    const file = h.writePipeline(
+      'storm',
+      `name: it-storm\nrun:\n  maxAttempts: 2\nsearches:\n  - matrix:\n      n: [${Array.from({ length: 16 }, (_, i) => i).join(', ')}]\n    query: "storm {n}"\n    limit: 2\n`,
+    );
+    await h.startPool({ concurrency: 6 });
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    const final = await waitForRun(h.runtime, runId, { pollMs: 100 });
+    expect(final.status).toBe('completed');
+    expect(final.done).toBe(16);
+    const summary = h.runtime.store.calls.summary(runId);
+    expect(summary.byOutcome.RATE_LIMITED).toBeGreaterThan(0);
+    expect(summary.byOutcome.ok).toBe(16);
+    // With maxAttempts 2, a 429 that spent an attempt would show as attempt 2 (or a failure).
+    const db = new Database(h.settings.dbPath, { readonly: true });
+    try {
+      const attempts = db
+        .prepare('SELECT DISTINCT attempt FROM calls WHERE run_id = ?')
+        .pluck()
+        .all(runId);
+      expect(attempts).toEqual([1]);
+    } finally {
+      db.close();
+    }
+  }, 150_000);
+});
