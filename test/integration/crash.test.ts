@@ -125,6 +125,39 @@ describe('crash safety', () => {
     expect(summary.calls).toBeGreaterThanOrEqual(ledger(h).calls);
   }, 120_000);
 
+  it('stops gracefully on SIGTERM: calls in flight finish and are recorded, nothing is lost', async () => {
+    h = await startHarness({ sandbox: { latency: { minMs: 100, maxMs: 200 } } });
+    storePool = await startLocalPool(h.settings, {
+      roles: ['store'],
+      store: h.runtime.store,
+      logger: h.logger,
+    });
+    const file = h.writePipeline('sigterm', matrixPipeline('it-sigterm', 60));
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    const child = spawnSearchWorker(h);
+    for (;;) {
+      if (h.runtime.store.tasks.counts(runId).done >= 5) break;
+      await sleep(50);
+    }
+    child.kill('SIGTERM');
+    const code = await new Promise((r) => child.once('exit', r));
+    expect(code).toBe(0);
+    const journal = new InflightJournal(h.runtime.redis, h.runtime.keys);
+    expect(await journal.pending()).toBe(0);
+    await sleep(300);
+    const summary = h.runtime.store.calls.summary(runId);
+    expect(summary.byOutcome.LOST ?? 0).toBe(0);
+    expect(summary.calls).toBe(ledger(h).calls);
+    expect(summary.creditsUsed).toBe(ledger(h).creditsCharged);
+    const stoppedAt = h.runtime.store.tasks.counts(runId);
+    expect(stoppedAt.done).toBeLessThan(60);
+
+    spawnSearchWorker(h);
+    const final = await waitForRun(h.runtime, runId, { pollMs: 100 });
+    expect(final.status).toBe('completed');
+    expect(final.done).toBe(60);
+  }, 120_000);
+
   it('recovers from a Redis that lost everything: --resume completes the run, nothing lost or doubled', async () => {
     h = await startHarness({ sandbox: { latency: { minMs: 10, maxMs: 30 } } });
     const file = h.writePipeline('flush', matrixPipeline('it-flush', 200));
