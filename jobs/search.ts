@@ -8,12 +8,12 @@ import { randomUUID } from 'node:crypto';
 import { type Job, RateLimitError, UnrecoverableError } from 'bullmq';
 import type { ApiClient, ApiResponse } from '../src/api/index.ts';
 import { ApiError } from '../src/api/index.ts';
-import type { SearchResponse } from '../src/contract/index.ts';
+import type { SearchRequest, SearchResponse } from '../src/contract/index.ts';
 import type { Logger } from '../src/log.ts';
 import { decideRetry } from '../src/queue/backoff.ts';
 import type { Budget } from '../src/queue/budget.ts';
 import type { InflightJournal } from '../src/queue/inflight.ts';
-import { SearchJobDataSchema } from '../src/queue/job-data.ts';
+import { SearchJobEnvelopeSchema } from '../src/queue/job-data.ts';
 import type { RateController } from '../src/queue/rate-controller.ts';
 import type { StoreSink } from '../src/queue/store-sink.ts';
 import type { CallEvent, ResultItem, StoreEvent, TaskEvent } from '../src/store/events.ts';
@@ -47,7 +47,7 @@ export const RECORDED = Symbol('harvest.recorded');
 export function createSearchProcessor(deps: SearchDeps) {
   const random = deps.random ?? Math.random;
   return async function processSearch(job: Job): Promise<{ creditsUsed: number }> {
-    const data = SearchJobDataSchema.parse(job.data);
+    const data = SearchJobEnvelopeSchema.parse(job.data);
     const { runId, taskKey } = data;
     const attempt = job.attemptsMade + 1;
     const task = (status: TaskEvent['status'], extra: Partial<TaskEvent> = {}): TaskEvent => ({
@@ -85,7 +85,7 @@ export function createSearchProcessor(deps: SearchDeps) {
 
     let response: ApiResponse<SearchResponse>;
     try {
-      response = await deps.client.search(data.request);
+      response = await deps.client.search(data.request as SearchRequest);
     } catch (error) {
       const call = failedCall(error, { callId, runId, taskKey, attempt, startedAt });
       if (data.maxCredits !== undefined) await deps.budget.settle(runId, reserved, 0);

@@ -11,13 +11,7 @@ import {
   WAIT_FOR_TIMEOUT_MESSAGE,
 } from '../contract/index.ts';
 import { matrixSize } from './expand.ts';
-import {
-  describeValue,
-  didYouMean,
-  type Finding,
-  listAllowed,
-  suggestionSuffix,
-} from './issues.ts';
+import { describeValue, type Finding, listAllowed, suggestionSuffix } from './issues.ts';
 import { parseTemplate } from './placeholders.ts';
 import { isRequestField, type Pipeline, REQUEST_FIELDS, type SearchItem } from './schema.ts';
 

@@ -1,6 +1,6 @@
 /** Adding search jobs: idempotent (job id = run id + task key), in bulk, validated first. */
 import type { Queue } from 'bullmq';
-import { type SearchJobData, SearchJobDataSchema } from './job-data.ts';
+import { type SearchJobData, SearchJobEnvelopeSchema } from './job-data.ts';
 import { searchJobId } from './names.ts';
 
 /** Jobs per addBulk call: large enough to amortise round trips, small enough to stay responsive. */
@@ -19,7 +19,8 @@ export async function enqueueSearches(
     chunk = [];
   };
   for (const data of jobs) {
-    SearchJobDataSchema.parse(data);
+    // Requests come from a plan that validated them against the contract; check the envelope.
+    SearchJobEnvelopeSchema.parse(data);
     chunk.push({
       name: 'search',
       data,

@@ -19,8 +19,11 @@ export const SearchJobDataSchema = z.object({
 });
 export type SearchJobData = z.infer<typeof SearchJobDataSchema>;
 
-export const StoreJobDataSchema = z.object({
-  /** Events of many search jobs, applied by the writer in one transaction. */
-  events: z.array(z.record(z.string(), z.unknown())).min(1),
+/**
+ * What a worker checks when it takes a job: the envelope in full, the request only in shape.
+ * The request was validated against the contract when the run was planned; a second deep
+ * parse per call would cost more than the call's own bookkeeping.
+ */
+export const SearchJobEnvelopeSchema = SearchJobDataSchema.extend({
+  request: z.looseObject({ query: z.string() }),
 });
-export type StoreJobData = z.infer<typeof StoreJobDataSchema>;

@@ -61,11 +61,16 @@ export interface LimitedEvent {
 }
 
 export function onLimited(state: RateState, event: LimitedEvent, nowMs: number): RateState {
-  // One decrease per wave: the answers to requests already in flight say nothing new.
+  const hint = event.limitPerMinute ? (event.limitPerMinute / 60) * HEADROOM : null;
+  // One decrease per wave: the answers to requests already in flight say little new. Their
+  // hints count the rejected requests too, so only a lower one (an earlier answer handled
+  // late) is taken.
   const sameWave =
     state.lastDecreaseAt > 0 && nowMs < state.lastDecreaseAt + Math.max(event.waitMs, 1000);
-  if (sameWave) return state;
-  const hint = event.limitPerMinute ? (event.limitPerMinute / 60) * HEADROOM : null;
+  if (sameWave) {
+    if (hint === null || state.ratePerSec === null || hint >= state.ratePerSec) return state;
+    return { ...state, ratePerSec: hint, ceilingPerSec: hint };
+  }
   const current = state.ratePerSec ?? (event.observedPerSec > 0 ? event.observedPerSec : null);
   let next: number;
   if (hint !== null) {

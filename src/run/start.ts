@@ -52,20 +52,42 @@ export async function startRun(
   options: { trigger?: RunTrigger; logger: Logger; nowMs?: number },
 ): Promise<StartedRun> {
   const { pipeline, text, warnings } = await loadValidPipeline(file);
-  const planned = plan(pipeline);
   const { store } = runtime;
+  const runId = newRunId(options.nowMs ?? Date.now());
+  // The plan lives only until its tasks are rows: jobs are enqueued from SQLite, page by page,
+  // exactly as a resume does, so a large run is not held in memory twice.
+  const { taskCount, estimate } = recordPlan(runtime, runId, pipeline, text, options.trigger);
+  await new RateController(
+    runtime.redis,
+    runtime.keys.rate,
+    runtime.searchQueue,
+    options.logger,
+  ).start(pipeline.run?.rateLimitPerMinute);
+  await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId));
+  store.runs.setStatus(runId, 'running');
+  options.logger.info({ runId, tasks: taskCount }, 'run started');
+  return { runId, pipeline, taskCount, warnings, estimate };
+}
+
+function recordPlan(
+  runtime: Runtime,
+  runId: string,
+  pipeline: Pipeline,
+  text: string,
+  trigger: RunTrigger = 'manual',
+): { taskCount: number; estimate: { min: number; max: number } } {
+  const { store } = runtime;
+  const planned = plan(pipeline);
   const pipelineId = store.pipelines.upsert({
     name: pipeline.name,
     hash: createHash('sha256').update(text).digest('hex'),
     yamlText: text,
   });
-  const runId = newRunId(options.nowMs ?? Date.now());
-  const maxCredits = pipeline.budget?.maxCredits;
   store.runs.create({
     id: runId,
     pipelineId,
-    trigger: options.trigger ?? 'manual',
-    maxCredits: maxCredits ?? null,
+    trigger,
+    maxCredits: pipeline.budget?.maxCredits ?? null,
     taskCount: planned.tasks.length,
   });
   store.tasks.insertMany(
@@ -77,22 +99,17 @@ export async function startRun(
       tags: t.tags,
     })),
   );
-  await new RateController(
-    runtime.redis,
-    runtime.keys.rate,
-    runtime.searchQueue,
-    options.logger,
-  ).start(pipeline.run?.rateLimitPerMinute);
-  await enqueueTasks(runtime, runId, pipeline, planned.tasks);
-  store.runs.setStatus(runId, 'running');
-  options.logger.info({ runId, tasks: planned.tasks.length }, 'run started');
   return {
-    runId,
-    pipeline,
     taskCount: planned.tasks.length,
-    warnings,
     estimate: { min: planned.estimate.minCredits, max: planned.estimate.maxCredits },
   };
+}
+
+function unfinishedTasks(
+  runtime: Runtime,
+  runId: string,
+): Iterable<{ key: string; request: SearchRequest }> {
+  return runtime.store.tasks.unfinished(runId) as Iterable<{ key: string; request: SearchRequest }>;
 }
 
 /**
@@ -121,11 +138,7 @@ export async function resumeRun(
   const spent = store.calls.summary(runId).creditsUsed;
   await new Budget(runtime.redis, runtime.keys.budget).set(runId, spent);
   const { pipeline } = parseStoredPipeline(pipelineRow.yamlText, pipelineRow.name);
-  const unfinished = store.tasks.unfinished(runId) as Iterable<{
-    key: string;
-    request: SearchRequest;
-  }>;
-  const requeued = await enqueueTasks(runtime, runId, pipeline, unfinished);
+  const requeued = await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId));
   store.runs.setStatus(runId, 'running');
   options.logger.info({ runId, requeued }, 'run resumed');
   return { runId, requeued };

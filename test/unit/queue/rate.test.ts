@@ -62,6 +62,14 @@ describe('onLimited', () => {
     const next = onLimited(first, { waitMs: 5000, observedPerSec: 10 }, 15_001);
     expect(next.ratePerSec).toBeCloseTo(first.ratePerSec! * DECREASE_FACTOR);
   });
+  it('within a wave, keeps the lowest limit the answers reveal', () => {
+    const ev = (limitPerMinute: number) => ({ waitMs: 30_000, limitPerMinute, observedPerSec: 0 });
+    const first = onLimited(INITIAL_RATE_STATE, ev(1207), 1000);
+    const lower = onLimited(first, ev(1200), 1100);
+    expect(lower.ratePerSec).toBeCloseTo(20 * HEADROOM);
+    expect(lower.ceilingPerSec).toBeCloseTo(20 * HEADROOM);
+    expect(onLimited(lower, ev(1210), 1200)).toBe(lower);
+  });
   it('never goes below the floor', () => {
     let s = startingState(60);
     for (let i = 1; i < 40; i++) s = onLimited(s, { waitMs: 1000, observedPerSec: 0 }, i * 2000);

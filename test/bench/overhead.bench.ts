@@ -1,0 +1,159 @@
+/**
+ * Runner overhead: harvest's end-to-end throughput (searches per second from startRun to the
+ * run's completion, SQLite and all) against a zero-latency sandbox in a child process, divided
+ * by the throughput of bare BullMQ no-op jobs (added with addBulk, processed by a Worker with
+ * the same concurrency, on the same Redis) measured in the same run. Target: >= 0.35 at the
+ * best concurrency tried.
+ *
+ * Run: `npx tsx test/bench/overhead.bench.ts`
+ * Knobs (env): N (searches and jobs per case, default 20,000), CONCURRENCIES (default 16,32,64).
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createLogger } from '../../src/log.ts';
+import { startLocalPool } from '../../src/run/local.ts';
+import { openRuntime } from '../../src/run/runtime.ts';
+import { startRun } from '../../src/run/start.ts';
+import { waitForRun } from '../../src/run/wait.ts';
+import {
+  benchDir,
+  benchPrefix,
+  benchSettings,
+  closer,
+  fixed,
+  matrixPipeline,
+  printBlock,
+  REDIS_URL,
+  type Row,
+  runBench,
+  type SandboxChild,
+  startSandboxChild,
+  verdict,
+} from './lib.ts';
+
+const N = Number(process.env.N ?? 20_000);
+const CONCURRENCIES = (process.env.CONCURRENCIES ?? '16,32,64')
+  .split(',')
+  .map((c) => Number(c.trim()))
+  .filter((c) => c > 0);
+const MIN_RATIO = 0.35;
+/** Jobs per addBulk call, as harvest's enqueue uses. */
+const ADD_CHUNK = 1000;
+
+/** Bare BullMQ: N no-op jobs through one Worker; jobs per second from the first add to the last completion. */
+async function bullmqBaseline(concurrency: number): Promise<number> {
+  const prefix = benchPrefix();
+  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const closeConnection = closer(() => void connection.disconnect());
+  const queue = new Queue('noop', { connection, prefix });
+  const closeQueue = closer(() => queue.close());
+  let completed = 0;
+  let resolveDone: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    resolveDone = resolve;
+  });
+  const worker = new Worker('noop', async () => {}, { connection, prefix, concurrency });
+  const closeWorker = closer(() => worker.close());
+  worker.on('completed', () => {
+    completed += 1;
+    if (completed === N) resolveDone();
+  });
+  await worker.waitUntilReady();
+
+  const t0 = performance.now();
+  for (let start = 0; start < N; start += ADD_CHUNK) {
+    const chunk = Array.from({ length: Math.min(ADD_CHUNK, N - start) }, (_, i) => ({
+      name: 'noop',
+      data: { n: start + i },
+      opts: { jobId: `noop.${start + i}`, removeOnComplete: true },
+    }));
+    await queue.addBulk(chunk);
+  }
+  await done;
+  const seconds = (performance.now() - t0) / 1000;
+
+  await closeWorker();
+  await closeQueue();
+  await closeConnection();
+  return N / seconds;
+}
+
+/** harvest: `count` plain searches; searches per second from startRun to the run's completion. */
+async function harvestRun(
+  sandbox: SandboxChild,
+  concurrency: number,
+  count = N,
+): Promise<{ perSec: number; done: number; failed: number }> {
+  const dir = benchDir('overhead');
+  const prefix = benchPrefix();
+  const settings = benchSettings({ apiUrl: sandbox.url, prefix, dir });
+  const logger = createLogger({ level: 'silent' });
+  const file = path.join(dir, 'overhead.yaml');
+  writeFileSync(file, matrixPipeline({ name: 'bench-overhead', count, concurrency }));
+  const runtime = await openRuntime(settings);
+  const closeRuntime = closer(() => runtime.close());
+  const pool = await startLocalPool(settings, {
+    roles: ['search', 'store'],
+    concurrency,
+    store: runtime.store,
+    logger,
+  });
+  const closePool = closer(() => pool.close());
+
+  const t0 = performance.now();
+  const { runId } = await startRun(runtime, file, { logger });
+  const final = await waitForRun(runtime, runId, { pollMs: 50 });
+  const seconds = (performance.now() - t0) / 1000;
+
+  await closePool();
+  await closeRuntime();
+  return { perSec: final.done / seconds, done: final.done, failed: final.failed };
+}
+
+async function main(): Promise<void> {
+  console.log(
+    `overhead: ${N} searches per case against a zero-latency sandbox (child process), ` +
+      `vs ${N} bare BullMQ no-op jobs; concurrency ${CONCURRENCIES.join(', ')}`,
+  );
+  const sandbox = await startSandboxChild();
+  // Warm-up: module loading, JIT, SQLite and sockets, so the first case is not penalised.
+  await harvestRun(sandbox, CONCURRENCIES[0] ?? 16, Math.min(N, 2_000));
+
+  const rows: Row[] = [['concurrency', 'BullMQ no-op', 'harvest', 'ratio', 'done / failed']];
+  let best: { concurrency: number; ratio: number } | undefined;
+  for (const concurrency of CONCURRENCIES) {
+    const baseline = await bullmqBaseline(concurrency);
+    const harvest = await harvestRun(sandbox, concurrency);
+    const ratio = harvest.perSec / baseline;
+    console.log(
+      `  c=${concurrency}: BullMQ ${fixed(baseline, 0)} jobs/s, harvest ${fixed(harvest.perSec, 0)} searches/s, ratio ${fixed(ratio, 3)}`,
+    );
+    rows.push([
+      String(concurrency),
+      `${fixed(baseline, 0)} jobs/s`,
+      `${fixed(harvest.perSec, 0)} searches/s`,
+      fixed(ratio, 3),
+      `${harvest.done} / ${harvest.failed}`,
+    ]);
+    if (!best || ratio > best.ratio) best = { concurrency, ratio };
+  }
+  await sandbox.stop();
+
+  printBlock('overhead', rows);
+  console.log('');
+  if (!best) {
+    console.log(verdict(false, 'no concurrency was measured'));
+    return;
+  }
+  console.log(
+    verdict(
+      best.ratio >= MIN_RATIO,
+      `best harvest / BullMQ no-op ratio ${fixed(best.ratio, 3)} (concurrency ${best.concurrency}) >= ${MIN_RATIO}`,
+    ),
+  );
+}
+
+runBench(main);
