@@ -3,7 +3,7 @@
  * `type`; unknown keys are rejected.
  */
 import { z } from 'zod';
-import { ViewportSchema } from './formats.ts';
+import { screenshotOptions } from './formats.ts';
 import { LIMITS } from './limits.ts';
 
 /**
@@ -28,14 +28,7 @@ export const WaitActionSchema = z
 
 export const ScreenshotActionSchema = z.strictObject({
   type: z.literal('screenshot'),
-  /** Default false. */
-  fullPage: z.boolean().optional(),
-  quality: z
-    .int()
-    .min(LIMITS.scrape.screenshotQualityMin)
-    .max(LIMITS.scrape.screenshotQualityMax)
-    .optional(),
-  viewport: ViewportSchema.optional(),
+  ...screenshotOptions,
 });
 
 export const ClickActionSchema = z.strictObject({

@@ -46,8 +46,8 @@ export const ViewportSchema = z.strictObject({
 
 const plainFormat = <T extends FormatType>(type: T) => z.strictObject({ type: z.literal(type) });
 
-export const ScreenshotFormatSchema = z.looseObject({
-  type: z.literal('screenshot'),
+/** Options shared by the screenshot format and the screenshot action. */
+export const screenshotOptions = {
   /** Capture the whole page. Default false. */
   fullPage: z.boolean().optional(),
   /** JPEG quality 1..100. */
@@ -57,6 +57,12 @@ export const ScreenshotFormatSchema = z.looseObject({
     .max(LIMITS.scrape.screenshotQualityMax)
     .optional(),
   viewport: ViewportSchema.optional(),
+};
+
+/** The one format object whose unknown keys the service accepts. */
+export const ScreenshotFormatSchema = z.looseObject({
+  type: z.literal('screenshot'),
+  ...screenshotOptions,
 });
 
 /** A JSON Schema object, kept as given. */
