@@ -88,9 +88,10 @@ export function createSearchProcessor(deps: SearchDeps) {
       response = await deps.client.search(data.request as SearchRequest);
     } catch (error) {
       const call = failedCall(error, { callId, runId, taskKey, attempt, startedAt });
-      if (data.maxCredits !== undefined) await deps.budget.settle(runId, reserved, 0);
-      await handleFailure(error, call, job, data.maxAttempts, task);
-      throw new Error('unreachable');
+      // A call of unknown cost (no answer, or an unreadable 2xx) keeps its worst case reserved.
+      const spent = call.creditsUsed ?? reserved;
+      if (data.maxCredits !== undefined) await deps.budget.settle(runId, reserved, spent);
+      return handleFailure(error, call, job, data.maxAttempts, task);
     }
 
     const { body } = response;

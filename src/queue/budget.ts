@@ -40,11 +40,6 @@ export class Budget {
     if (used !== reserved) await this.#redis.hincrby(this.#key, runId, used - reserved);
   }
 
-  /** Credits spent and reserved for a run. */
-  async spent(runId: string): Promise<number> {
-    return Number((await this.#redis.hget(this.#key, runId)) ?? 0);
-  }
-
   /** Sets the counter, e.g. from SQLite when a run resumes after Redis lost its data. */
   async set(runId: string, credits: number): Promise<void> {
     await this.#redis.hset(this.#key, runId, credits);

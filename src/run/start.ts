@@ -27,31 +27,38 @@ export interface StartedRun {
   estimate: { min: number; max: number };
 }
 
-export async function loadValidPipeline(
-  file: string,
-): Promise<{ pipeline: Pipeline; text: string; warnings: string[] }> {
+export interface LoadedPipeline {
+  pipeline: Pipeline;
+  text: string;
+  warnings: string[];
+}
+
+/** Reads and validates a pipeline file; every problem is in the error, with its position. */
+export async function loadValidPipeline(file: string): Promise<LoadedPipeline> {
   const read = await readPipelineText(file);
   const result = read.ok ? parsePipeline(read.text, file) : read;
-  if (!result.ok) {
+  if (!read.ok || !result.ok) {
+    const issues = result.ok ? [] : result.issues;
     throw new HarvestError(
       'PIPELINE_INVALID',
-      `${file} is not a valid pipeline:\n${result.issues.map((i) => `  ${formatIssue(i)}`).join('\n')}`,
+      `${file} is not a valid pipeline:\n${issues.map((i) => `  ${formatIssue(i)}`).join('\n')}`,
       { exitCode: 2 },
     );
   }
   return {
     pipeline: result.value,
-    text: read.ok ? read.text : '',
+    text: read.text,
     warnings: result.warnings.map((w) => formatIssue(w)),
   };
 }
 
 export async function startRun(
   runtime: Runtime,
-  file: string,
+  source: string | LoadedPipeline,
   options: { trigger?: RunTrigger; logger: Logger; nowMs?: number },
 ): Promise<StartedRun> {
-  const { pipeline, text, warnings } = await loadValidPipeline(file);
+  const { pipeline, text, warnings } =
+    typeof source === 'string' ? await loadValidPipeline(source) : source;
   const { store } = runtime;
   const runId = newRunId(options.nowMs ?? Date.now());
   // The plan lives only until its tasks are rows: jobs are enqueued from SQLite, page by page,

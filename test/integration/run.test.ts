@@ -117,6 +117,23 @@ describe('harvest run: errors that stop a task or the queue', () => {
     expect(report.calls.calls).toBe(2);
   });
 
+  it('holds the budget: tasks that could pass maxCredits fail as BUDGET_EXCEEDED, never silently', async () => {
+    h = await startHarness();
+    const file = h.writePipeline(
+      'budget',
+      `name: it-budget\nbudget:\n  maxCredits: 7\nsearches:\n  - matrix:\n      n: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\n    query: "budget test {n}"\n    limit: 5\n`,
+    );
+    await h.startPool({ concurrency: 3 });
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(final.done + final.failed).toBe(10);
+    expect(final.failed).toBeGreaterThan(0);
+    const report = h.runtime.store.runStatus(runId)!;
+    expect(report.errors.failedTasksByCode).toEqual({ BUDGET_EXCEEDED: final.failed });
+    expect(report.calls.creditsUsed).toBeLessThanOrEqual(7);
+    expect(ledgerCredits(h)).toBeLessThanOrEqual(7);
+  });
+
   it('pauses the queue on 402 with a reason, and --resume completes the run', async () => {
     h = await startHarness({
       sandbox: { keys: [{ key: 'fc-sandbox', team: 'sandbox', credits: 6 }] },

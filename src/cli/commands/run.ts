@@ -5,7 +5,7 @@ import { createLogger } from '../../log.ts';
 import type { Pool } from '../../queue/pool.ts';
 import { closeOnSignals, startLocalPool } from '../../run/local.ts';
 import { openRuntime } from '../../run/runtime.ts';
-import { resumeRun, startRun } from '../../run/start.ts';
+import { loadValidPipeline, resumeRun, startRun } from '../../run/start.ts';
 import { type Progress, waitForRun } from '../../run/wait.ts';
 import type { CommandContext } from '../context.ts';
 import { createProgressView, formatSummary } from '../progress.ts';
@@ -66,6 +66,8 @@ export async function runCommand(
 ): Promise<number> {
   const settings = ctx.settings();
   const logger = createLogger({ level: settings.logLevel ?? 'warn' });
+  // A bad file is reported before anything else is touched (Redis, the database).
+  const loaded = file ? await loadValidPipeline(file) : undefined;
   const runtime = await openRuntime(settings);
   let pool: Pool | undefined;
   let releaseSignals: (() => void) | undefined;
@@ -75,7 +77,7 @@ export async function runCommand(
     if (opts.resume) {
       ({ runId } = await resumeRun(runtime, opts.resume, { logger }));
     } else {
-      const started = await startRun(runtime, file!, { logger });
+      const started = await startRun(runtime, loaded!, { logger });
       runId = started.runId;
       concurrency ??= started.pipeline.run?.concurrency;
       for (const w of started.warnings) process.stderr.write(`warning: ${w}\n`);
