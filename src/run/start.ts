@@ -142,7 +142,7 @@ export async function resumeRun(
     await runtime.searchQueue.resume();
     await runtime.redis.del(runtime.keys.pausedReason);
   }
-  const spent = store.calls.summary(runId).creditsUsed;
+  const spent = store.calls.totals(runId).creditsUsed;
   await new Budget(runtime.redis, runtime.keys.budget).set(runId, spent);
   const { pipeline } = parseStoredPipeline(pipelineRow.yamlText, pipelineRow.name);
   const requeued = await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId));

@@ -56,7 +56,7 @@ async function readProgress(
   const { store } = runtime;
   const run = store.runs.get(runId);
   const counts = store.tasks.counts(runId);
-  const calls = store.calls.summary(runId);
+  const calls = store.calls.totals(runId);
   const now = Date.now();
   const ended = counts.done + counts.failed;
   samples.push({ at: now, ended });

@@ -18,6 +18,9 @@ export interface CallSummary {
   unknownCostCalls: number;
 }
 
+/** A run's call figures without the per-outcome split: one row read, whatever the run's size. */
+export type CallTotals = Omit<CallSummary, 'byOutcome'>;
+
 export interface CallError {
   taskKey: string;
   attempt: number;
@@ -32,6 +35,8 @@ export interface CallsTable {
   /** Records a call; returns false when this `callId` was recorded already. */
   insert(event: CallEvent): boolean;
   summary(runId: string): CallSummary;
+  /** `summary` without the per-outcome split, read from counters: cheap enough to poll. */
+  totals(runId: string): CallTotals;
   /** The run's most recent failed calls, newest first; default limit 5. */
   recentErrors(runId: string, limit?: number): CallError[];
 }
@@ -71,6 +76,10 @@ export function createCallsTable(db: Database): CallsTable {
             SUM(credits_used IS NULL) AS unknown
      FROM calls WHERE run_id = ? GROUP BY outcome`,
   );
+  const totals = db.prepare<[string], CallTotals>(
+    `SELECT calls, credits_used AS creditsUsed, unknown_cost_calls AS unknownCostCalls
+     FROM run_counts WHERE run_id = ?`,
+  );
   const errors = db.prepare<[string, number], CallError>(
     `SELECT task_key AS taskKey, attempt, outcome, status, error_message AS errorMessage,
             started_at AS startedAt
@@ -107,6 +116,7 @@ export function createCallsTable(db: Database): CallsTable {
       }
       return s;
     },
+    totals: (runId) => totals.get(runId) ?? { calls: 0, creditsUsed: 0, unknownCostCalls: 0 },
     recentErrors: (runId, limit = 5) => errors.all(runId, limit),
   };
 }

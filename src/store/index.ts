@@ -1,6 +1,6 @@
 /** The harvest SQLite store: the only module that speaks SQL. */
 export type { ApplyEvents, ApplyReport, RejectedEvent } from './apply-events.ts';
-export type { CallError, CallSummary, CallsTable } from './calls.ts';
+export type { CallError, CallSummary, CallsTable, CallTotals } from './calls.ts';
 export type { Clock } from './clock.ts';
 export { type OpenStoreOptions, openStore, type Store } from './db.ts';
 export * from './events.ts';

@@ -108,6 +108,79 @@ export const MIGRATIONS: readonly string[] = [
   ) WITHOUT ROWID;
   CREATE INDEX seen_urls_first_run ON seen_urls (first_run_id);
   `,
+  // 2: run_counts, a run's task statuses and call totals kept by triggers, so progress is one
+  // row read however large the run (instead of GROUP BYs over its tasks and calls).
+  `
+  CREATE TABLE run_counts (
+    run_id             TEXT    PRIMARY KEY,
+    queued             INTEGER NOT NULL DEFAULT 0,
+    running            INTEGER NOT NULL DEFAULT 0,
+    retrying           INTEGER NOT NULL DEFAULT 0,
+    done               INTEGER NOT NULL DEFAULT 0,
+    failed             INTEGER NOT NULL DEFAULT 0,
+    calls              INTEGER NOT NULL DEFAULT 0,
+    credits_used       INTEGER NOT NULL DEFAULT 0,
+    unknown_cost_calls INTEGER NOT NULL DEFAULT 0
+  ) WITHOUT ROWID;
+
+  INSERT INTO run_counts (run_id, queued, running, retrying, done, failed)
+    SELECT run_id, SUM(status = 'queued'), SUM(status = 'running'), SUM(status = 'retrying'),
+           SUM(status = 'done'), SUM(status = 'failed')
+    FROM tasks GROUP BY run_id;
+  INSERT INTO run_counts (run_id, calls, credits_used, unknown_cost_calls)
+    SELECT run_id, COUNT(*), COALESCE(SUM(credits_used), 0), SUM(credits_used IS NULL)
+    FROM calls WHERE true GROUP BY run_id
+    ON CONFLICT (run_id) DO UPDATE SET
+      calls = excluded.calls,
+      credits_used = excluded.credits_used,
+      unknown_cost_calls = excluded.unknown_cost_calls;
+
+  CREATE TRIGGER tasks_count_insert AFTER INSERT ON tasks BEGIN
+    INSERT INTO run_counts (run_id, queued, running, retrying, done, failed)
+      VALUES (NEW.run_id, NEW.status = 'queued', NEW.status = 'running',
+              NEW.status = 'retrying', NEW.status = 'done', NEW.status = 'failed')
+      ON CONFLICT (run_id) DO UPDATE SET
+        queued = queued + excluded.queued,
+        running = running + excluded.running,
+        retrying = retrying + excluded.retrying,
+        done = done + excluded.done,
+        failed = failed + excluded.failed;
+  END;
+
+  CREATE TRIGGER tasks_count_update AFTER UPDATE OF status ON tasks
+  WHEN OLD.status <> NEW.status BEGIN
+    UPDATE run_counts SET
+      queued = queued - (OLD.status = 'queued') + (NEW.status = 'queued'),
+      running = running - (OLD.status = 'running') + (NEW.status = 'running'),
+      retrying = retrying - (OLD.status = 'retrying') + (NEW.status = 'retrying'),
+      done = done - (OLD.status = 'done') + (NEW.status = 'done'),
+      failed = failed - (OLD.status = 'failed') + (NEW.status = 'failed')
+    WHERE run_id = NEW.run_id;
+  END;
+
+  CREATE TRIGGER tasks_count_delete AFTER DELETE ON tasks BEGIN
+    UPDATE run_counts SET
+      queued = queued - (OLD.status = 'queued'),
+      running = running - (OLD.status = 'running'),
+      retrying = retrying - (OLD.status = 'retrying'),
+      done = done - (OLD.status = 'done'),
+      failed = failed - (OLD.status = 'failed')
+    WHERE run_id = OLD.run_id;
+  END;
+
+  CREATE TRIGGER calls_count_insert AFTER INSERT ON calls BEGIN
+    INSERT INTO run_counts (run_id, calls, credits_used, unknown_cost_calls)
+      VALUES (NEW.run_id, 1, COALESCE(NEW.credits_used, 0), NEW.credits_used IS NULL)
+      ON CONFLICT (run_id) DO UPDATE SET
+        calls = calls + 1,
+        credits_used = credits_used + excluded.credits_used,
+        unknown_cost_calls = unknown_cost_calls + excluded.unknown_cost_calls;
+  END;
+
+  CREATE TRIGGER runs_count_delete AFTER DELETE ON runs BEGIN
+    DELETE FROM run_counts WHERE run_id = OLD.id;
+  END;
+  `,
 ];
 
 /** The `user_version` a fully migrated database has. */

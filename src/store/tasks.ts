@@ -103,8 +103,9 @@ export function createTasksTable(db: Database, now: Clock): TasksTable {
      WHERE run_id = ? AND task_key > ? AND status IN ${ACTIVE}
      ORDER BY task_key LIMIT ?`,
   );
-  const countRows = db.prepare<[string], { status: TaskStatus; n: number }>(
-    'SELECT status, COUNT(*) AS n FROM tasks WHERE run_id = ? GROUP BY status',
+  // Kept by triggers (migration 2), so reading them costs the same for any size of run.
+  const countRow = db.prepare<[string], Record<TaskStatus, number>>(
+    'SELECT queued, running, retrying, done, failed FROM run_counts WHERE run_id = ?',
   );
   const failedRows = db.prepare<[string], { code: string; n: number }>(
     `SELECT COALESCE(last_error_code, 'UNKNOWN') AS code, COUNT(*) AS n
@@ -186,19 +187,8 @@ export function createTasksTable(db: Database, now: Clock): TasksTable {
       }
     },
     counts(runId) {
-      const counts: TaskCounts = {
-        queued: 0,
-        running: 0,
-        retrying: 0,
-        done: 0,
-        failed: 0,
-        total: 0,
-      };
-      for (const { status, n } of countRows.all(runId)) {
-        counts[status] = n;
-        counts.total += n;
-      }
-      return counts;
+      const c = countRow.get(runId) ?? { queued: 0, running: 0, retrying: 0, done: 0, failed: 0 };
+      return { ...c, total: c.queued + c.running + c.retrying + c.done + c.failed };
     },
     failedByCode(runId) {
       return Object.fromEntries(failedRows.all(runId).map((r) => [r.code, r.n]));

@@ -20,7 +20,15 @@ describe('openStore', () => {
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .pluck()
         .all();
-      expect(tables).toEqual(['calls', 'pipelines', 'results', 'runs', 'seen_urls', 'tasks']);
+      expect(tables).toEqual([
+        'calls',
+        'pipelines',
+        'results',
+        'run_counts',
+        'runs',
+        'seen_urls',
+        'tasks',
+      ]);
       const indexes = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
         .pluck()
