@@ -1,28 +1,96 @@
 /**
  * The `store` queue's processor: the only SQLite writer. Each job carries the events of many
- * search jobs (group commit) and is applied in one transaction; the writes are idempotent, so
- * a redelivered job never doubles a row. After applying, runs whose every task has ended are
+ * search jobs (group commit in the search worker's sink), and the jobs that arrive within a few
+ * ms are applied together in one transaction (group commit here too: a transaction's cost is
+ * mostly its commit, so fewer, larger ones keep up with many workers).
+ * A job completes only once its events are committed; the writes are idempotent, so a
+ * redelivered job never doubles a row. After applying, runs whose every task has ended are
  * marked finished.
  */
 import type { Job } from 'bullmq';
 import type { Logger } from '../src/log.ts';
-import type { Store } from '../src/store/index.ts';
+import type { RejectedEvent, Store } from '../src/store/index.ts';
 
-export function createStoreProcessor(store: Store, logger: Logger) {
-  return async function processStore(job: Job): Promise<{ applied: number }> {
+/** Store jobs in hand at once (the store worker's concurrency), applied together. */
+export const STORE_BATCH_JOBS = 16;
+/**
+ * Longest a store job waits for companions before its transaction, in ms. Search jobs do not
+ * wait for this (only for their events to be in the store queue), so it costs progress
+ * updates a few ms and saves commits.
+ */
+export const STORE_BATCH_WINDOW_MS = 5;
+
+interface Pending {
+  job: Job;
+  events: unknown[];
+  resolve: (result: { applied: number }) => void;
+  reject: (error: unknown) => void;
+}
+
+export interface StoreProcessorOptions {
+  /** Flush once this many jobs wait; match the worker's concurrency. Default STORE_BATCH_JOBS. */
+  batchJobs?: number;
+  /** Default STORE_BATCH_WINDOW_MS. */
+  windowMs?: number;
+}
+
+export function createStoreProcessor(
+  store: Store,
+  logger: Logger,
+  options: StoreProcessorOptions = {},
+) {
+  const batchJobs = options.batchJobs ?? STORE_BATCH_JOBS;
+  const windowMs = options.windowMs ?? STORE_BATCH_WINDOW_MS;
+  let pending: Pending[] = [];
+  let timer: NodeJS.Timeout | undefined;
+
+  function flush(): void {
+    clearTimeout(timer);
+    timer = undefined;
+    const batch = pending;
+    pending = [];
+    const events = batch.flatMap((p) => p.events);
+    let report: ReturnType<Store['applyEvents']>;
+    try {
+      report = store.applyEvents(events);
+      for (const runId of report.runsWithTaskChanges) {
+        const run = store.runs.get(runId);
+        if (run?.status === 'queued') store.runs.setStatus(runId, 'running');
+        store.runs.finishIfDone(runId);
+      }
+    } catch (error) {
+      for (const p of batch) p.reject(error);
+      return;
+    }
+    // Hand each job the rejections among its own events (indexes relative to the job).
+    let offset = 0;
+    let r = 0;
+    for (const p of batch) {
+      const end = offset + p.events.length;
+      const rejected: RejectedEvent[] = [];
+      while (r < report.rejected.length && (report.rejected[r]?.index ?? end) < end) {
+        const { index, issues } = report.rejected[r++] as RejectedEvent;
+        rejected.push({ index: index - offset, issues });
+      }
+      if (rejected.length > 0) {
+        // Kept out of SQLite but never silent: the job's log line names every rejected event.
+        logger.error({ jobId: p.job.id, rejected }, 'store events rejected');
+      }
+      p.resolve({ applied: p.events.length - rejected.length });
+      offset = end;
+    }
+  }
+
+  return function processStore(job: Job): Promise<{ applied: number }> {
     // applyEvents validates each event itself; only the envelope is checked here.
     const { events } = job.data as { events?: unknown };
-    if (!Array.isArray(events)) throw new Error(`store job ${job.id} carries no events`);
-    const report = store.applyEvents(events);
-    if (report.rejected.length > 0) {
-      // Kept out of SQLite but never silent: the job's log line names every rejected event.
-      logger.error({ jobId: job.id, rejected: report.rejected }, 'store events rejected');
-    }
-    for (const runId of report.runsWithTaskChanges) {
-      const run = store.runs.get(runId);
-      if (run?.status === 'queued') store.runs.setStatus(runId, 'running');
-      store.runs.finishIfDone(runId);
-    }
-    return { applied: events.length - report.rejected.length };
+    if (!Array.isArray(events))
+      return Promise.reject(new Error(`store job ${job.id} carries no events`));
+    return new Promise((resolve, reject) => {
+      pending.push({ job, events, resolve, reject });
+      // Every slot is waiting: nothing more can arrive, so waiting longer gains nothing.
+      if (pending.length >= batchJobs) flush();
+      else timer ??= setTimeout(flush, windowMs);
+    });
   };
 }

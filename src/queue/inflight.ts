@@ -21,17 +21,49 @@ export interface InflightCall {
 /** How long a worker's heartbeat lives without renewal, in ms, unless told otherwise. */
 export const DEFAULT_HEARTBEAT_TTL_MS = 15_000;
 
+/**
+ * Collects the items handed to it during one turn of the event loop and writes them with one
+ * command: concurrent jobs then cost Redis one round trip, not one each.
+ */
+class TickBatch<T> {
+  readonly #write: (items: T[]) => Promise<unknown>;
+  #items: T[] = [];
+  #done: Promise<void> | undefined;
+
+  constructor(write: (items: T[]) => Promise<unknown>) {
+    this.#write = write;
+  }
+
+  add(item: T): Promise<void> {
+    this.#items.push(item);
+    this.#done ??= new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        const items = this.#items;
+        this.#items = [];
+        this.#done = undefined;
+        this.#write(items).then(() => resolve(), reject);
+      });
+    });
+    return this.#done;
+  }
+}
+
 export class InflightJournal {
   readonly #redis: Redis;
   readonly #keys: HarvestKeys;
-
   readonly #heartbeatTtlMs: number;
+  readonly #begins: TickBatch<InflightCall>;
+  readonly #ends: TickBatch<string>;
 
   /** `heartbeatTtlMs`: a worker silent this long is dead and its calls are reaped. */
   constructor(redis: Redis, keys: HarvestKeys, heartbeatTtlMs = DEFAULT_HEARTBEAT_TTL_MS) {
     this.#redis = redis;
     this.#keys = keys;
     this.#heartbeatTtlMs = heartbeatTtlMs;
+    this.#begins = new TickBatch((calls) =>
+      redis.hset(keys.inflight, ...calls.flatMap((c) => [c.callId, JSON.stringify(c)])),
+    );
+    this.#ends = new TickBatch((callIds) => redis.hdel(keys.inflight, ...callIds));
   }
 
   get heartbeatTtlMs(): number {
@@ -43,12 +75,14 @@ export class InflightJournal {
     return this.#redis.hlen(this.#keys.inflight);
   }
 
-  begin(call: InflightCall): Promise<unknown> {
-    return this.#redis.hset(this.#keys.inflight, call.callId, JSON.stringify(call));
+  /** Resolves once the call is journaled: only then may it be sent. */
+  begin(call: InflightCall): Promise<void> {
+    return this.#begins.add(call);
   }
 
-  end(callId: string): Promise<unknown> {
-    return this.#redis.hdel(this.#keys.inflight, callId);
+  /** Removes a call whose record is safely in the store queue. */
+  end(callId: string): Promise<void> {
+    return this.#ends.add(callId);
   }
 
   heartbeat(workerId: string): Promise<unknown> {

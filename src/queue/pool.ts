@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { type Job, Queue, RateLimitError, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createSearchProcessor, isRecorded, RetryLaterError } from '../../jobs/search.ts';
-import { createStoreProcessor } from '../../jobs/store.ts';
+import { createStoreProcessor, STORE_BATCH_JOBS } from '../../jobs/store.ts';
 import type { ApiClient } from '../api/index.ts';
 import type { Logger } from '../log.ts';
 import type { TaskEvent } from '../store/events.ts';
@@ -129,7 +129,8 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
     const worker = new Worker(QUEUES.store, createStoreProcessor(options.store, log), {
       connection,
       prefix,
-      concurrency: 1,
+      // Jobs in hand at once; those that arrive together share one transaction.
+      concurrency: STORE_BATCH_JOBS,
       maxStalledCount: 100,
     });
     worker.on('error', (error) => log.error({ err: error }, 'store worker error'));
