@@ -14,6 +14,7 @@ import { decideRetry } from '../src/queue/backoff.ts';
 import type { Budget } from '../src/queue/budget.ts';
 import type { InflightJournal } from '../src/queue/inflight.ts';
 import { SearchJobEnvelopeSchema } from '../src/queue/job-data.ts';
+import { parseSearchJobId } from '../src/queue/names.ts';
 import type { RateController } from '../src/queue/rate-controller.ts';
 import type { StoreSink } from '../src/queue/store-sink.ts';
 import type { CallEvent, ResultItem, StoreEvent, TaskEvent } from '../src/store/events.ts';
@@ -53,7 +54,9 @@ export function createSearchProcessor(deps: SearchDeps) {
       .end(callId)
       .catch((error: unknown) => deps.logger.warn({ err: error, callId }, 'journal end failed'));
   return async function processSearch(job: Job): Promise<{ creditsUsed: number }> {
-    const data = SearchJobEnvelopeSchema.parse(job.data);
+    const parsed = SearchJobEnvelopeSchema.safeParse(job.data);
+    if (!parsed.success) return lostData(job, parsed.error.issues.length);
+    const data = parsed.data;
     const { runId, taskKey } = data;
     const attempt = job.attemptsMade + 1;
     const task = (status: TaskEvent['status'], extra: Partial<TaskEvent> = {}): TaskEvent => ({
@@ -132,6 +135,33 @@ export function createSearchProcessor(deps: SearchDeps) {
     deps.rate.onSuccess();
     return { creditsUsed: body.creditsUsed };
   };
+
+  /**
+   * A job whose data is gone (Redis lost keys under a running worker) cannot be run, and
+   * retrying it cannot help. Its id still names the task: the task says why it is waiting,
+   * and a resume re-issues it from SQLite.
+   */
+  async function lostData(job: Job, issues: number): Promise<never> {
+    const ids = job.id ? parseSearchJobId(job.id) : undefined;
+    const message =
+      `the data of job ${job.id} was lost or is malformed (${issues} problems); ` +
+      `\`harvest run --resume ${ids?.runId ?? '<run>'}\` re-issues the task`;
+    deps.logger.error({ jobId: job.id }, message);
+    if (ids) {
+      await deps.sink.push([
+        {
+          type: 'task',
+          ...ids,
+          status: 'queued',
+          attempts: job.attemptsMade,
+          errorCode: 'JOB_DATA_LOST',
+          errorMessage: message,
+          at: Date.now(),
+        },
+      ]);
+    }
+    throw marked(new UnrecoverableError(message));
+  }
 
   async function handleFailure(
     error: unknown,

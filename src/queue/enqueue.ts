@@ -1,7 +1,7 @@
 /** Adding search jobs: idempotent (job id = run id + task key), in bulk, validated first. */
 import type { Queue } from 'bullmq';
 import { type SearchJobData, SearchJobEnvelopeSchema } from './job-data.ts';
-import { searchJobId } from './names.ts';
+import { parseSearchJobId, searchJobId } from './names.ts';
 
 /** Jobs per addBulk call: large enough to amortise round trips, small enough to stay responsive. */
 const CHUNK = 1000;
@@ -36,4 +36,26 @@ export async function enqueueSearches(
   }
   await flush();
   return count;
+}
+
+/**
+ * Removes the run's failed jobs from Redis. A job id stays taken while its failed job is kept,
+ * so without this a resume could not re-issue a task whose job failed in a way SQLite never
+ * heard of (its data lost with Redis keys, say): SQLite, not Redis, says what is unfinished.
+ */
+export async function removeFailedJobs(queue: Queue, runId: string): Promise<number> {
+  const PAGE = 1000;
+  let removed = 0;
+  for (let start = 0; ; ) {
+    const ids = (await queue.getRanges(['failed'], start, start + PAGE - 1)) as string[];
+    let kept = 0;
+    for (const id of ids) {
+      if (parseSearchJobId(id)?.runId === runId) {
+        await queue.remove(id);
+        removed += 1;
+      } else kept += 1;
+    }
+    if (ids.length < PAGE) return removed;
+    start += kept;
+  }
 }

@@ -20,6 +20,13 @@ export function searchJobId(runId: string, taskKey: string): string {
   return `${runId}.${taskKey}`;
 }
 
+/** The run and task a search job id names; undefined for ids harvest did not make. */
+export function parseSearchJobId(id: string): { runId: string; taskKey: string } | undefined {
+  const dot = id.indexOf('.');
+  if (dot <= 0 || dot === id.length - 1) return undefined;
+  return { runId: id.slice(0, dot), taskKey: id.slice(dot + 1) };
+}
+
 export interface HarvestKeys {
   /** Hash: run id -> credits spent or reserved by in-flight calls. */
   readonly budget: string;

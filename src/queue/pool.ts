@@ -16,7 +16,7 @@ import type { Store } from '../store/index.ts';
 import { Budget } from './budget.ts';
 import { createRedis } from './connection.ts';
 import { InflightJournal } from './inflight.ts';
-import { harvestKeys, QUEUES } from './names.ts';
+import { harvestKeys, parseSearchJobId, QUEUES } from './names.ts';
 import { RateController } from './rate-controller.ts';
 import { StoreSink } from './store-sink.ts';
 
@@ -144,13 +144,21 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   async function recordUnexpectedFailure(job: Job | undefined, error: Error): Promise<void> {
     if (!job || isRecorded(error) || error instanceof RateLimitError) return;
     const data = job.data as { runId?: string; taskKey?: string };
-    if (!data.runId || !data.taskKey) return;
+    const ids =
+      data.runId && data.taskKey
+        ? { runId: data.runId, taskKey: data.taskKey }
+        : job.id
+          ? parseSearchJobId(job.id)
+          : undefined;
+    if (!ids) {
+      log.error({ err: error, jobId: job.id }, 'a job harvest did not make failed');
+      return;
+    }
     const final =
       error instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
     const event: TaskEvent = {
       type: 'task',
-      runId: data.runId,
-      taskKey: data.taskKey,
+      ...ids,
       status: final ? 'failed' : 'retrying',
       attempts: job.attemptsMade,
       errorCode: 'WORKER_ERROR',
