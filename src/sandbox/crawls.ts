@@ -2,9 +2,10 @@
  * Active crawls (seeded per team: 2 to 4 each, deterministic) in the v2 and v1 record shapes,
  * and the params-preview heuristic that turns a prompt into suggested crawl options.
  */
+
+import { seedOf } from './canonical.ts';
 import { createRandom } from './faults.ts';
 import { seededUuid } from './ids.ts';
-import { seedOf } from './results.ts';
 
 const SITES = [
   'https://docs.example.com',

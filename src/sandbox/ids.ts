@@ -5,9 +5,16 @@ const POOL_SIZE = 16 * 256;
 const pool = Buffer.alloc(POOL_SIZE);
 let offset = POOL_SIZE;
 
-function hex(bytes: Buffer): string {
-  const h = bytes.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+const HEX = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+
+/** The 16 bytes at `at` in UUID form: 8-4-4-4-12 lowercase hex digits. */
+function hex(b: Buffer, at: number): string {
+  let out = '';
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) out += '-';
+    out += HEX[b[at + i]!]!;
+  }
+  return out;
 }
 
 /** A fresh UUIDv7: 48-bit millisecond timestamp, version 7, variant 10, random rest. */
@@ -16,12 +23,13 @@ export function uuidv7(nowMs: number = Date.now()): string {
     randomFillSync(pool);
     offset = 0;
   }
-  const b = Buffer.from(pool.subarray(offset, offset + 16));
+  // The pool bytes are used once, so the id is written over them in place.
+  const at = offset;
   offset += 16;
-  b.writeUIntBE(nowMs, 0, 6);
-  b[6] = 0x70 | (b[6]! & 0x0f);
-  b[8] = 0x80 | (b[8]! & 0x3f);
-  return hex(b);
+  pool.writeUIntBE(nowMs, at, 6);
+  pool[at + 6] = 0x70 | (pool[at + 6]! & 0x0f);
+  pool[at + 8] = 0x80 | (pool[at + 8]! & 0x3f);
+  return hex(pool, at);
 }
 
 /** A UUID (v4 form) derived from `text`: the same text gives the same id. */
@@ -29,5 +37,5 @@ export function seededUuid(text: string): string {
   const b = createHash('sha256').update(text).digest().subarray(0, 16);
   b[6] = 0x40 | (b[6]! & 0x0f);
   b[8] = 0x80 | (b[8]! & 0x3f);
-  return hex(b);
+  return hex(b, 0);
 }

@@ -128,6 +128,11 @@ export function hostMatches(host: string, domain: string): boolean {
   return h === d || h.endsWith(`.${d}`);
 }
 
+function hostIn(host: string, domains: readonly string[]): boolean {
+  for (const d of domains) if (hostMatches(host, d)) return true;
+  return false;
+}
+
 /** Whether a result satisfies every operator of the query and the domain filters. */
 export function satisfies(item: Candidate, c: QueryConstraints, filters: DomainFilters): boolean {
   let parsed: URL;
@@ -141,12 +146,11 @@ export function satisfies(item: Candidate, c: QueryConstraints, filters: DomainF
   const path = parsed.pathname.toLowerCase();
   const title = item.title.toLowerCase();
   const all = `${title} ${item.text.toLowerCase()} ${url}`;
-  const hostIn = (domains: readonly string[]) => domains.some((d) => hostMatches(host, d));
 
-  if (c.sites.length > 0 && !hostIn(c.sites)) return false;
-  if (hostIn(c.excludedSites)) return false;
-  if (filters.includeDomains?.length && !hostIn(filters.includeDomains)) return false;
-  if (filters.excludeDomains?.length && hostIn(filters.excludeDomains)) return false;
+  if (c.sites.length > 0 && !hostIn(host, c.sites)) return false;
+  if (hostIn(host, c.excludedSites)) return false;
+  if (filters.includeDomains?.length && !hostIn(host, filters.includeDomains)) return false;
+  if (filters.excludeDomains?.length && hostIn(host, filters.excludeDomains)) return false;
   if (c.filetypes.length > 0 && !c.filetypes.some((ext) => path.endsWith(`.${ext}`))) return false;
   if (c.excludedFiletypes.some((ext) => path.endsWith(`.${ext}`))) return false;
   if (!c.inurl.every((w) => url.includes(w))) return false;

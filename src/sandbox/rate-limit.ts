@@ -21,6 +21,17 @@ export interface RateLimitRejection {
   resetsAt: Date;
 }
 
+/** A rejection in the window starting at `startMs`, with nothing remaining. */
+function rejection(consumed: number, startMs: number, nowMs: number): RateLimitRejection {
+  const endMs = startMs + WINDOW_MS;
+  return {
+    consumed,
+    remaining: 0,
+    retryAfterS: Math.max(1, Math.ceil((endMs - nowMs) / 1000)),
+    resetsAt: new Date(endMs),
+  };
+}
+
 export class RateLimiter {
   private windows = new Map<string, { startMs: number; count: number }>();
   private inFlight = new Map<string, number>();
@@ -34,13 +45,6 @@ export class RateLimiter {
   admit(team: string, nowMs: number): RateLimitRejection | undefined {
     const { perMinute, maxConcurrency } = this.settings;
     const startMs = Math.floor(nowMs / WINDOW_MS) * WINDOW_MS;
-    const endMs = startMs + WINDOW_MS;
-    const rejection = (consumed: number, remaining: number): RateLimitRejection => ({
-      consumed,
-      remaining,
-      retryAfterS: Math.max(1, Math.ceil((endMs - nowMs) / 1000)),
-      resetsAt: new Date(endMs),
-    });
     if (perMinute !== undefined) {
       let window = this.windows.get(team);
       if (!window || window.startMs !== startMs) {
@@ -48,13 +52,13 @@ export class RateLimiter {
         this.windows.set(team, window);
       }
       window.count += 1;
-      if (window.count > perMinute) return rejection(window.count, 0);
+      if (window.count > perMinute) return rejection(window.count, startMs, nowMs);
     }
     const flying = this.inFlight.get(team) ?? 0;
     if (maxConcurrency !== undefined && flying >= maxConcurrency) {
       const window = this.windows.get(team);
       const consumed = window?.startMs === startMs ? window.count : flying + 1;
-      return { ...rejection(consumed, 0), retryAfterS: 1 };
+      return { ...rejection(consumed, startMs, nowMs), retryAfterS: 1 };
     }
     this.inFlight.set(team, flying + 1);
     return undefined;

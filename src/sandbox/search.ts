@@ -5,24 +5,27 @@
  */
 import {
   estimateSearchCredits,
+  type NormalisedScrapeOptions,
   type NormalisedSearchRequest,
   type SearchRequest,
   searchCredits,
   withSearchDefaults,
 } from '../contract/index.ts';
+import { canonicalRequest } from './canonical.ts';
 import type { MediaSigner } from './media.ts';
 import type { MediaKind } from './media-bytes.ts';
-import { canonicalRequest, generateResults, type ResultSet, totalResults } from './results.ts';
+import { generateResults, type ResultSet, totalResults } from './results.ts';
 import { mediaKinds, scrapeResult } from './scrape.ts';
 
 /** What a request produces apart from its id, time-dependent media URLs and warning. */
 export interface GeneratedSearch {
-  data: ResultSet;
   creditsUsed: number;
+  /** The `data` JSON of every answer, when no media URLs need signing per answer. */
+  dataJson: string | undefined;
+  /** The results, kept (instead of `dataJson`) when media URLs are signed into them. */
+  data: ResultSet | undefined;
   /** Media to sign into each web and news result that was scraped successfully. */
   media: MediaKind[];
-  /** `JSON.stringify(data)`, kept when no media URLs need signing per answer. */
-  dataJson: string | undefined;
 }
 
 export type CreditFit = { ok: true; request: SearchRequest; loweredFrom?: number } | { ok: false };
@@ -56,15 +59,19 @@ export class SearchEngine {
     const key = canonicalRequest(normalised);
     let hit = this.cache.get(key);
     if (!hit) {
-      hit = this.build(request, normalised);
+      hit = this.build(request, normalised, key);
       if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
       this.cache.set(key, hit);
     }
     return hit;
   }
 
-  private build(request: SearchRequest, normalised: NormalisedSearchRequest): GeneratedSearch {
-    const data = generateResults(normalised, this.seed);
+  private build(
+    request: SearchRequest,
+    normalised: NormalisedSearchRequest,
+    canonical: string,
+  ): GeneratedSearch {
+    const data = generateResults(normalised, this.seed, canonical);
     const total = totalResults(data);
     const scrape = normalised.scrapeOptions;
     const scannedUrls = request.threatProtection?.mode === 'normal' ? total : 0;
@@ -74,27 +81,14 @@ export class SearchEngine {
         scrapedOk: 0,
         scannedUrls,
       });
-      return { data, creditsUsed, media: [], dataJson: JSON.stringify(data) };
+      return { creditsUsed, dataJson: JSON.stringify(data), data: undefined, media: [] };
     }
     const pdfPagesByDoc: number[] = [];
-    const scrapeItems = <T extends { url: string; title: string }>(
-      items: T[] | undefined,
-      description: (item: T) => string,
-    ) =>
-      items?.map((item) => {
-        const outcome = scrapeResult(
-          { url: item.url, title: item.title, description: description(item) },
-          scrape,
-          this.seed,
-        );
-        if (outcome.ok) pdfPagesByDoc.push(outcome.pdfPages ?? 1);
-        return { ...item, ...outcome.fields };
-      });
     const scraped: ResultSet = {};
-    const web = scrapeItems(data.web, (item) => item.description);
-    const news = scrapeItems(data.news, (item) => item.snippet);
-    if (web) scraped.web = web;
-    if (news) scraped.news = news;
+    if (data.web)
+      scraped.web = scrapeItems(data.web, 'description', scrape, this.seed, pdfPagesByDoc);
+    if (data.news)
+      scraped.news = scrapeItems(data.news, 'snippet', scrape, this.seed, pdfPagesByDoc);
     if (data.images) scraped.images = data.images;
     const creditsUsed = searchCredits(request, {
       totalResults: total,
@@ -103,39 +97,82 @@ export class SearchEngine {
       scannedUrls,
     });
     const media = mediaKinds(scrape);
-    return {
-      data: scraped,
-      creditsUsed,
-      media,
-      dataJson: media.length === 0 ? JSON.stringify(scraped) : undefined,
-    };
+    return media.length === 0
+      ? { creditsUsed, dataJson: JSON.stringify(scraped), data: undefined, media }
+      : { creditsUsed, dataJson: undefined, data: scraped, media };
   }
 }
 
-/** The `data` JSON of an answer: cached text, or results with media URLs signed now. */
-export function answerDataJson(
-  generated: GeneratedSearch,
+/**
+ * Results merged with their scraped documents; the page count of each successful scrape is
+ * pushed to `pdfPagesByDoc` (1 for a document that is not a PDF).
+ */
+function scrapeItems<
+  K extends string,
+  T extends { url: string; title: string } & Record<K, string>,
+>(
+  items: T[],
+  descriptionKey: K,
+  scrape: NormalisedScrapeOptions,
+  seed: number,
+  pdfPagesByDoc: number[],
+): T[] {
+  const out: T[] = [];
+  for (const item of items) {
+    const outcome = scrapeResult(
+      { url: item.url, title: item.title, description: item[descriptionKey] },
+      scrape,
+      seed,
+    );
+    if (outcome.ok) pdfPagesByDoc.push(outcome.pdfPages ?? 1);
+    out.push({ ...item, ...outcome.fields });
+  }
+  return out;
+}
+
+/** Signed media fields merged into each successfully scraped result. */
+function signItems<T extends { url: string; metadata?: unknown }>(
+  items: T[],
+  media: readonly MediaKind[],
   signer: MediaSigner,
   baseUrl: string,
   nowMs: number,
+): T[] {
+  const out: T[] = [];
+  for (const item of items) {
+    const failed = (item.metadata as { statusCode?: number } | undefined)?.statusCode !== 200;
+    if (failed) {
+      out.push(item);
+      continue;
+    }
+    const fields: Record<string, string> = {};
+    for (const kind of media) fields[kind] = signer.sign(baseUrl, kind, item.url, nowMs);
+    out.push({ ...item, ...fields });
+  }
+  return out;
+}
+
+/**
+ * The `data` JSON of an answer: cached text, or results with media URLs signed now.
+ * `baseUrl` is asked for only when media URLs are signed.
+ */
+export function answerDataJson(
+  generated: GeneratedSearch,
+  signer: MediaSigner,
+  baseUrl: () => string,
+  nowMs: number,
 ): string {
   if (generated.dataJson !== undefined) return generated.dataJson;
-  const sign = <T extends { url: string; metadata?: unknown }>(items: T[] | undefined) =>
-    items?.map((item) => {
-      const failed = (item.metadata as { statusCode?: number } | undefined)?.statusCode !== 200;
-      if (failed) return item;
-      const media: Record<string, string> = {};
-      for (const kind of generated.media) media[kind] = signer.sign(baseUrl, kind, item.url, nowMs);
-      return { ...item, ...media };
-    });
+  const base = baseUrl();
+  // `data` is kept whenever `dataJson` is not.
   const { web, news, images } = generated.data as {
     web?: Array<{ url: string; metadata?: unknown }>;
     news?: Array<{ url: string; metadata?: unknown }>;
     images?: unknown[];
   };
   const out: Record<string, unknown> = {};
-  if (web) out.web = sign(web);
-  if (news) out.news = sign(news);
+  if (web) out.web = signItems(web, generated.media, signer, base, nowMs);
+  if (news) out.news = signItems(news, generated.media, signer, base, nowMs);
   if (images) out.images = images;
   return JSON.stringify(out);
 }

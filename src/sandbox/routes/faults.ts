@@ -27,6 +27,15 @@ export interface WorkOptions {
   unknownErrorCode: boolean;
 }
 
+/** No latency and no faults are set: `simulateWork` would draw nothing and wait for nothing. */
+export function noSimulatedWork(state: SandboxState): boolean {
+  const { faults } = state;
+  return (
+    state.latency === undefined &&
+    faults.timeout408 + faults.error500 + faults.malformed + faults.drop === 0
+  );
+}
+
 export async function simulateWork(
   state: SandboxState,
   request: FastifyRequest,

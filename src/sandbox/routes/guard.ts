@@ -3,7 +3,7 @@
  * (401), rate and concurrency limits (429), an empty balance (402). Also the per-request
  * context, ledger entries and charges, written when the answer is sent.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { ERROR_MESSAGES, rateLimitMessage } from '../../contract/index.ts';
 import type { Account } from '../auth.ts';
 import type { SandboxState } from '../state.ts';
@@ -39,9 +39,16 @@ export function sendJson(reply: FastifyReply, status: number, body: string): Fas
   return reply.code(status).type(JSON_TYPE).send(body);
 }
 
-/** The onRequest hook of the API scope. */
+/**
+ * The onRequest hook of the API scope. Callback style: an early answer is sent and `done` is not
+ * called, which ends the hook chain without a promise per request.
+ */
 export function createGuard(state: SandboxState) {
-  return async function guard(request: FastifyRequest, reply: FastifyReply) {
+  return function guard(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: HookHandlerDoneFunction,
+  ): void {
     const auth = state.accounts.authenticate(request.headers.authorization);
     if (!auth.ok) {
       const missing = auth.reason === 'missing';
@@ -50,23 +57,24 @@ export function createGuard(state: SandboxState) {
         'WWW-Authenticate',
         missing ? 'Bearer realm="api"' : 'Bearer realm="api", error="invalid_token"',
       );
-      return sendJson(reply, 401, missing ? BODIES.tokenMissing : BODIES.invalidToken);
+      sendJson(reply, 401, missing ? BODIES.tokenMissing : BODIES.invalidToken);
+      return;
     }
     const { account } = auth;
     const rejection = state.limiter.admit(account.team, state.options.now());
     if (rejection) {
       state.ledger.answered(account.team, 429);
       if (state.retryAfterHeader) reply.header('Retry-After', String(rejection.retryAfterS));
-      return sendJson(
-        reply,
-        429,
-        JSON.stringify({ success: false, error: rateLimitMessage(rejection) }),
-      );
+      sendJson(reply, 429, JSON.stringify({ success: false, error: rateLimitMessage(rejection) }));
+      return;
     }
     const ctx: RequestContext = { account, charge: 0, holding: true };
     contexts.set(request, ctx);
-    if (account.credits <= 0) return sendJson(reply, 402, BODIES.insufficientCredits);
-    return undefined;
+    if (account.credits <= 0) {
+      sendJson(reply, 402, BODIES.insufficientCredits);
+      return;
+    }
+    done();
   };
 }
 
@@ -79,14 +87,21 @@ export function release(state: SandboxState, ctx: RequestContext): void {
 
 /** The onSend hook of the API scope: ledger entry, charge (200 only), slot release. */
 export function createSettle(state: SandboxState) {
-  return async function settle(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+  return function settle(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    payload: unknown,
+    done: (error: null, payload: unknown) => void,
+  ): void {
     const ctx = contexts.get(request);
-    if (!ctx?.holding) return payload; // 401/429 are recorded by the guard
-    release(state, ctx);
-    const charged = reply.statusCode === 200 ? ctx.charge : 0;
-    if (charged > 0) state.accounts.charge(ctx.account, charged);
-    state.ledger.answered(ctx.account.team, reply.statusCode, charged);
-    return payload;
+    // 401/429 are recorded by the guard
+    if (ctx?.holding) {
+      release(state, ctx);
+      const charged = reply.statusCode === 200 ? ctx.charge : 0;
+      if (charged > 0) state.accounts.charge(ctx.account, charged);
+      state.ledger.answered(ctx.account.team, reply.statusCode, charged);
+    }
+    done(null, payload);
   };
 }
 
