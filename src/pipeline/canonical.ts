@@ -54,7 +54,11 @@ export const TASK_KEY_HEX_CHARS = 16;
 
 /** First 16 hex characters of sha256(canonical JSON). */
 export function hashCanonical(canonical: string): string {
-  return createHash('sha256').update(canonical).digest('hex').slice(0, TASK_KEY_HEX_CHARS);
+  // Hex of the first bytes only: a string of its own, not a slice that keeps all 64 alive.
+  return createHash('sha256')
+    .update(canonical)
+    .digest()
+    .toString('hex', 0, TASK_KEY_HEX_CHARS / 2);
 }
 
 /** The stable key of a request: `hashCanonical(canonicalJson(request))`. */

@@ -47,19 +47,15 @@ export function budgetVerdict(
   return 'may-exceed';
 }
 
-/** Sum per-task bounds and compare with the budget. */
-export function summariseEstimate(
-  perTask: readonly CreditEstimate[],
+/** The estimate of `tasks` tasks whose bounds sum to `minCredits`..`maxCredits`. */
+export function estimateFromTotals(
+  tasks: number,
+  minCredits: number,
+  maxCredits: number,
   budgetCredits: number | undefined,
 ): PlanEstimate {
-  let minCredits = 0;
-  let maxCredits = 0;
-  for (const credits of perTask) {
-    minCredits += credits.min;
-    maxCredits += credits.max;
-  }
   const estimate: PlanEstimate = {
-    tasks: perTask.length,
+    tasks,
     minCredits,
     maxCredits,
     verdict: budgetVerdict(minCredits, maxCredits, budgetCredits),

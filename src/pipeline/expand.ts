@@ -71,6 +71,15 @@ export function expandItem(
   itemIndex: number,
   visit: (search: ExpandedSearch) => void,
 ): void {
+  for (const search of expandSearches(defaults, item, itemIndex)) visit(search);
+}
+
+/** The searches of an item, one at a time, in `expandItem`'s order. */
+export function* expandSearches(
+  defaults: Readonly<Json> | undefined,
+  item: Readonly<Json>,
+  itemIndex: number,
+): Generator<ExpandedSearch, void, undefined> {
   const base = mergeItem(defaults, item);
   const template: Template | undefined =
     typeof item.query === 'string' ? parseTemplate(item.query) : undefined;
@@ -82,7 +91,7 @@ export function expandItem(
     if (template !== undefined && template.names.length > 0) {
       request.query = fillTemplate(template, (name) => `{${name}}`);
     }
-    visit({ itemIndex, choice: undefined, vars: undefined, request });
+    yield { itemIndex, choice: undefined, vars: undefined, request };
     return;
   }
   const lists = keys.map((key) => matrix[key]!);
@@ -91,7 +100,9 @@ export function expandItem(
   const choice = new Array<number>(keys.length).fill(0);
   for (;;) {
     const vars: Json = {};
-    const request: Json = { ...base };
+    // Not `{ ...base }`: V8 gives a spread copy that then gains a property (the matrix fields
+    // below) a hidden class of its own, so every search would leave garbage in the old space.
+    const request: Json = Object.assign({}, base);
     for (let k = 0; k < keys.length; k++) {
       const key = keys[k]!;
       const value = lists[k]![choice[k]!];
@@ -106,7 +117,7 @@ export function expandItem(
         name in vars ? renderPlaceholderValue(vars[name]) : `{${name}}`,
       );
     }
-    visit({ itemIndex, choice: [...choice], vars, request });
+    yield { itemIndex, choice: [...choice], vars, request };
     // Odometer: the last key turns fastest.
     let k = keys.length - 1;
     while (k >= 0) {
@@ -117,6 +128,26 @@ export function expandItem(
     }
     if (k < 0) return;
   }
+}
+
+/** The matrix values of the item's search at `offset` in `expandSearches` order. */
+export function matrixVarsAt(item: Readonly<Json>, offset: number): Readonly<Json> | undefined {
+  const matrix = item.matrix as Readonly<Record<string, readonly unknown[]>> | undefined;
+  if (matrix === undefined) return undefined;
+  const keys = Object.keys(matrix).filter((key) => matrix[key] !== undefined);
+  if (keys.length === 0) return undefined;
+  const values: unknown[] = new Array(keys.length);
+  let rest = offset;
+  for (let k = keys.length - 1; k >= 0; k--) {
+    const list = matrix[keys[k]!]!;
+    values[k] = list[rest % list.length];
+    rest = Math.floor(rest / list.length);
+  }
+  const vars: Json = {};
+  keys.forEach((key, k) => {
+    vars[key] = values[k];
+  });
+  return vars;
 }
 
 /**

@@ -6,7 +6,13 @@
  */
 export { canonicalJson, hashCanonical, TASK_KEY_HEX_CHARS, taskKey } from './canonical.ts';
 export { type BudgetVerdict, budgetVerdict, type PlanEstimate } from './estimate.ts';
-export { type ExpandedSearch, expandItem, matrixSize, mergeItem } from './expand.ts';
+export {
+  type ExpandedSearch,
+  expandItem,
+  expandSearches,
+  matrixSize,
+  mergeItem,
+} from './expand.ts';
 export {
   describeValue,
   didYouMean,
@@ -19,7 +25,7 @@ export {
   pathToString,
 } from './issues.ts';
 export { MAX_PIPELINE_BYTES } from './load.ts';
-export { type Plan, plan, type Task } from './plan.ts';
+export { type Plan, plan, planTasks, type Task, type TaskStream } from './plan.ts';
 export { MAX_EXPANDED_SEARCHES, MEDIA_KINDS, type MediaKind } from './rules.ts';
 export {
   type Defaults,

@@ -7,8 +7,8 @@
 import type { CreditEstimate, NormalisedSearchRequest, SearchRequest } from '../contract/index.ts';
 import { withSearchDefaults } from '../contract/index.ts';
 import { taskKey } from './canonical.ts';
-import { estimateTaskCredits, type PlanEstimate, summariseEstimate } from './estimate.ts';
-import { expandItem } from './expand.ts';
+import { estimateFromTotals, estimateTaskCredits, type PlanEstimate } from './estimate.ts';
+import { expandSearches } from './expand.ts';
 import type { Pipeline } from './schema.ts';
 
 /** One search to run. */
@@ -38,40 +38,96 @@ export interface Plan {
 }
 
 /**
+ * The tasks of a pipeline, produced one at a time in plan order, so a large plan can be
+ * written out without being held in memory. Read it once; the counts and the estimate grow
+ * as it is read and are the plan's once it has been read to the end.
+ */
+export interface TaskStream extends Iterable<Task> {
+  /** The pipeline's name. */
+  readonly pipeline: string;
+  /** Distinct tasks yielded so far. */
+  readonly taskCount: number;
+  /** Expanded searches dropped so far because an earlier one had the same request. */
+  readonly duplicates: number;
+  /** Whether every task has been yielded. */
+  readonly done: boolean;
+  /** Credit estimate of the tasks yielded so far. */
+  estimate(): PlanEstimate;
+}
+
+/**
  * Plan a pipeline that came from `parsePipeline`/`loadPipelineFile` (validated: each expanded
  * search already passed the contract's SearchRequestSchema).
  */
 export function plan(pipeline: Pipeline): Plan {
-  const normaliseOptions = createRequestNormaliser();
-  const tasks: Task[] = [];
-  const keys = new Set<string>();
+  const stream = planTasks(pipeline);
+  const tasks = [...stream];
+  return {
+    pipeline: stream.pipeline,
+    tasks,
+    duplicates: stream.duplicates,
+    estimate: stream.estimate(),
+  };
+}
+
+/**
+ * `plan` as a stream: yields the tasks `plan` would list, in the same order. Memory held is
+ * the pipeline and one key (16 characters) per distinct task, to drop duplicates.
+ */
+export function planTasks(pipeline: Pipeline): TaskStream {
+  let taskCount = 0;
   let duplicates = 0;
-  const defaults = pipeline.defaults as Record<string, unknown> | undefined;
-  pipeline.searches.forEach((item, index) => {
-    expandItem(defaults, item as Record<string, unknown>, index, (search) => {
-      const validated = search.request as SearchRequest;
-      const request = normaliseOptions(validated);
-      const key = taskKey(request);
-      if (keys.has(key)) {
-        duplicates += 1;
-        return;
+  let minCredits = 0;
+  let maxCredits = 0;
+  let done = false;
+  let started = false;
+
+  function* tasks(): Generator<Task> {
+    const normaliseOptions = createRequestNormaliser();
+    const keys = new Set<string>();
+    const defaults = pipeline.defaults as Record<string, unknown> | undefined;
+    for (let index = 0; index < pipeline.searches.length; index++) {
+      const item = pipeline.searches[index]!;
+      for (const search of expandSearches(defaults, item as Record<string, unknown>, index)) {
+        const validated = search.request as SearchRequest;
+        const request = normaliseOptions(validated);
+        const key = taskKey(request);
+        if (keys.has(key)) {
+          duplicates += 1;
+          continue;
+        }
+        keys.add(key);
+        const task: Task = { key, request, credits: estimateTaskCredits(validated) };
+        if (item.id !== undefined) task.searchId = item.id;
+        if (item.tags !== undefined) task.tags = [...item.tags];
+        if (search.vars !== undefined) task.vars = { ...search.vars };
+        taskCount += 1;
+        minCredits += task.credits.min;
+        maxCredits += task.credits.max;
+        yield task;
       }
-      keys.add(key);
-      const task: Task = { key, request, credits: estimateTaskCredits(validated) };
-      if (item.id !== undefined) task.searchId = item.id;
-      if (item.tags !== undefined) task.tags = [...item.tags];
-      if (search.vars !== undefined) task.vars = { ...search.vars };
-      tasks.push(task);
-    });
-  });
+    }
+    done = true;
+  }
+
   return {
     pipeline: pipeline.name,
-    tasks,
-    duplicates,
-    estimate: summariseEstimate(
-      tasks.map((task) => task.credits),
-      pipeline.budget?.maxCredits,
-    ),
+    get taskCount() {
+      return taskCount;
+    },
+    get duplicates() {
+      return duplicates;
+    },
+    get done() {
+      return done;
+    },
+    estimate: () =>
+      estimateFromTotals(taskCount, minCredits, maxCredits, pipeline.budget?.maxCredits),
+    [Symbol.iterator]() {
+      if (started) throw new Error('a task stream is read once');
+      started = true;
+      return tasks();
+    },
   };
 }
 

@@ -10,7 +10,14 @@ import {
   SearchRequestSchema,
 } from '../contract/index.ts';
 import { taskKey } from './canonical.ts';
-import { describeVars, type ExpandedSearch, expandItem, originOf } from './expand.ts';
+import {
+  describeVars,
+  type ExpandedSearch,
+  expandSearches,
+  matrixSize,
+  matrixVarsAt,
+  originOf,
+} from './expand.ts';
 import { type Finding, type Issue, type Path, pathToString, sortIssues } from './issues.ts';
 import { decodePipelineBytes, MAX_PIPELINE_BYTES, parseYaml, readPipelineText } from './load.ts';
 import { parseTemplate } from './placeholders.ts';
@@ -105,6 +112,7 @@ export function parsePipeline(text: string, fileName: string): ValidationResult 
     const parsed = SearchItemSchema.safeParse(raw);
     if (parsed.success) items.push({ index, item: withMatrixInWrittenOrder(parsed.data, raw) });
   });
+  const byIndex = new Map(items.map(({ index, item }) => [index, item]));
   const schedule = ScheduleSchema.optional().safeParse(record.schedule);
   const media = MediaSchema.optional().safeParse(record.media);
 
@@ -133,7 +141,10 @@ export function parsePipeline(text: string, fileName: string): ValidationResult 
   const stats: PipelineStats = { items: rawItems.length, expanded: 0, unique: 0 };
   const mediaRequestedAt = new Map<MediaKind, Path>();
   if (defaults.success && sizeFindings.length === 0) {
-    const seen = new Map<string, { itemIndex: number; vars: string }>();
+    // Each expanded search is checked as it is produced and then dropped: what is kept is one
+    // entry per distinct request (its key, and where it was first expanded), findings and counts.
+    const seen = new Map<string, number>();
+    const starts = new ItemStarts();
     const duplicates = new Map<
       string,
       { path: Path; first: number; count: number; example: string }
@@ -141,29 +152,34 @@ export function parsePipeline(text: string, fileName: string): ValidationResult 
     const normalise = createRequestNormaliser();
     for (const { index, item } of items) {
       if (badItems.has(index)) continue;
+      starts.add(index, stats.expanded);
       const check = createSearchChecker(item, defaults.data, findings);
-      expandItem(defaults.data, item, index, (search) => {
+      for (const search of expandSearches(defaults.data, item, index)) {
+        const ordinal = stats.expanded;
         stats.expanded += 1;
         const checked = check(search);
-        if (checked === undefined) return;
+        if (checked === undefined) continue;
         const key = taskKey(normalise(checked));
-        const first = seen.get(key);
-        if (first === undefined) {
-          seen.set(key, { itemIndex: index, vars: describeVars(search.vars) });
+        const firstOrdinal = seen.get(key);
+        if (firstOrdinal === undefined) {
+          seen.set(key, ordinal);
         } else {
-          const id = `${first.itemIndex}>${index}`;
+          const first = starts.locate(firstOrdinal);
+          const firstItem = first.itemIndex;
+          const id = `${firstItem}>${index}`;
           const entry = duplicates.get(id);
           if (entry) entry.count += 1;
           else {
             const path: Path =
-              first.itemIndex === index ? ['searches', index, 'matrix'] : ['searches', index];
+              firstItem === index ? ['searches', index, 'matrix'] : ['searches', index];
+            const firstVars = describeVars(matrixVarsAt(byIndex.get(firstItem)!, first.offset));
             const example =
               search.vars === undefined
                 ? ''
-                : first.vars === ''
+                : firstVars === ''
                   ? ` (${describeVars(search.vars)})`
-                  : ` (${describeVars(search.vars)} repeats ${first.vars})`;
-            duplicates.set(id, { path, first: first.itemIndex, count: 1, example });
+                  : ` (${describeVars(search.vars)} repeats ${firstVars})`;
+            duplicates.set(id, { path, first: firstItem, count: 1, example });
           }
         }
         for (const { kind, formatIndex } of mediaFormats(search.request)) {
@@ -174,7 +190,7 @@ export function parsePipeline(text: string, fileName: string): ValidationResult 
             );
           }
         }
-      });
+      }
     }
     stats.unique = seen.size;
     for (const { path, first, count, example } of duplicates.values()) {
@@ -205,11 +221,35 @@ export function parsePipeline(text: string, fileName: string): ValidationResult 
   return { ok: true, value, warnings: issues, stats };
 }
 
+/** Where each item's searches start among all expanded searches, in file order. */
+class ItemStarts {
+  private readonly ordinals: number[] = [];
+  private readonly items: number[] = [];
+
+  add(itemIndex: number, ordinal: number): void {
+    this.ordinals.push(ordinal);
+    this.items.push(itemIndex);
+  }
+
+  /** The item that expanded the search with this ordinal, and the search's index in it. */
+  locate(ordinal: number): { itemIndex: number; offset: number } {
+    let low = 0;
+    let high = this.ordinals.length - 1;
+    while (low < high) {
+      const mid = (low + high + 1) >> 1;
+      if (this.ordinals[mid]! <= ordinal) low = mid;
+      else high = mid - 1;
+    }
+    return { itemIndex: this.items[low]!, offset: ordinal - this.ordinals[low]! };
+  }
+}
+
 /**
  * A checker for the searches of one item. When the query is filled from placeholders, the
  * rest of the request depends only on the matrix values of request fields: the whole request
  * is validated once per combination of those, and each further search checks its query alone.
- * (The contract's cross-field rules do not involve `query`.)
+ * (The contract's cross-field rules do not involve `query`.) What is kept per combination is
+ * one byte; the validated requests of the most recent combinations are reused as they are.
  */
 function createSearchChecker(
   item: SearchItem,
@@ -218,20 +258,35 @@ function createSearchChecker(
 ): (search: ExpandedSearch) => SearchRequest | undefined {
   const json = item as Record<string, unknown>;
   const templated = item.query !== undefined && parseTemplate(item.query).names.length > 0;
-  if (!templated || item.matrix === undefined) {
+  const matrix = item.matrix as Record<string, readonly unknown[] | undefined> | undefined;
+  const keys =
+    matrix === undefined ? [] : Object.keys(matrix).filter((key) => matrix[key] !== undefined);
+  // Position of a search's combination of field values: mixed radix over the field keys.
+  const strides: Array<{ keyIndex: number; stride: number }> = [];
+  let combinations = 1;
+  for (let k = keys.length - 1; k >= 0; k--) {
+    if (!REQUEST_FIELD_KEYS.has(keys[k]!)) continue;
+    strides.push({ keyIndex: k, stride: combinations });
+    combinations *= matrix![keys[k]!]!.length;
+  }
+  // Without a template, or when every search is its own combination, check each in full.
+  if (!templated || combinations === matrixSize(matrix)) {
     return (search) => checkSearch(search, json, defaults, findings);
   }
-  const fieldKeyIndexes = Object.keys(item.matrix).flatMap((key, i) =>
-    REQUEST_FIELD_KEYS.has(key) ? [i] : [],
-  );
-  const byCombination = new Map<string, SearchRequest | null>();
+  const combinationOf = (search: ExpandedSearch) => {
+    let position = 0;
+    for (const { keyIndex, stride } of strides) position += search.choice![keyIndex]! * stride;
+    return position;
+  };
+  const state = new Uint8Array(combinations);
+  const recent = new Map<number, SearchRequest>();
   const querySchema = SearchRequestObjectSchema.shape.query;
   return (search) => {
-    const combination = fieldKeyIndexes.map((i) => search.choice?.[i]).join(',');
-    const known = byCombination.get(combination);
-    if (known === undefined) {
+    const combination = combinationOf(search);
+    if (state[combination] === UNCHECKED) {
       const checked = checkSearch(search, json, defaults, findings);
-      byCombination.set(combination, checked ?? null);
+      state[combination] = checked === undefined ? INVALID : VALID;
+      if (checked !== undefined) remember(recent, combination, checked);
       return checked;
     }
     const query = search.request.query;
@@ -241,8 +296,26 @@ function createSearchChecker(
       addLocated(located, search, json, defaults, findings);
       return undefined;
     }
-    return known === null ? undefined : { ...known, query: parsed.data };
+    if (state[combination] === INVALID) return undefined;
+    const known = recent.get(combination);
+    if (known !== undefined) return { ...known, query: parsed.data };
+    // Validated before with another query, and since forgotten: the same request parses again.
+    const again = SearchRequestSchema.safeParse(search.request);
+    if (!again.success) return checkSearch(search, json, defaults, findings);
+    remember(recent, combination, again.data);
+    return again.data;
   };
+}
+
+const UNCHECKED = 0;
+const VALID = 1;
+const INVALID = 2;
+/** Validated requests kept per item for reuse by later searches of the same combination. */
+const RECENT_COMBINATIONS = 4096;
+
+function remember(recent: Map<number, SearchRequest>, combination: number, request: SearchRequest) {
+  if (recent.size >= RECENT_COMBINATIONS) recent.delete(recent.keys().next().value!);
+  recent.set(combination, request);
 }
 
 const REQUEST_FIELD_KEYS: ReadonlySet<string> = new Set(REQUEST_FIELDS);
@@ -254,6 +327,7 @@ function addLocated(
   defaults: Defaults | undefined,
   findings: FindingSet,
 ): void {
+  if (located.length === 0) return;
   const context = describeVars(search.vars);
   for (const finding of located) {
     const path = originOf(search, item, defaults, finding.path);
@@ -284,17 +358,11 @@ function checkSearch(
     );
     located.push(...findingsFromZod(issues, SearchRequestSchema, search.request));
   }
-  const context = describeVars(search.vars);
-  for (const finding of located) {
-    const path = originOf(search, item, defaults, finding.path);
-    const fromMatrixValue = path[2] === 'matrix';
-    findings.add(
-      { ...finding, path },
-      fromMatrixValue || context === '' ? '' : ` (with ${context})`,
-    );
-  }
+  addLocated(located, search, item, defaults, findings);
   if (located.some((finding) => finding.severity === 'error') || !parsed.success) return undefined;
-  for (const warning of hostedServiceWarnings(parsed.data)) {
+  const warnings = hostedServiceWarnings(parsed.data);
+  const context = warnings.length === 0 ? '' : describeVars(search.vars);
+  for (const warning of warnings) {
     findings.add(
       {
         code: 'HOSTED_SERVICE_REFUSES',

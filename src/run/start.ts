@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { estimateSearchCredits, type SearchRequest } from '../contract/index.ts';
 import { HarvestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { formatIssue, type Pipeline, parsePipeline, plan } from '../pipeline/index.ts';
+import { formatIssue, type Pipeline, parsePipeline, planTasks } from '../pipeline/index.ts';
 import { readPipelineText } from '../pipeline/load.ts';
 import { Budget } from '../queue/budget.ts';
 import { enqueueSearches } from '../queue/enqueue.ts';
@@ -76,6 +76,11 @@ export async function startRun(
   return { runId, pipeline, taskCount, warnings, estimate };
 }
 
+/**
+ * Writes the run and its tasks. The plan is streamed into SQLite as it is computed (one
+ * transaction), so memory does not grow with the number of tasks; the run's task count is set
+ * once they are written.
+ */
 function recordPlan(
   runtime: Runtime,
   runId: string,
@@ -84,7 +89,6 @@ function recordPlan(
   trigger: RunTrigger = 'manual',
 ): { taskCount: number; estimate: { min: number; max: number } } {
   const { store } = runtime;
-  const planned = plan(pipeline);
   const pipelineId = store.pipelines.upsert({
     name: pipeline.name,
     hash: createHash('sha256').update(text).digest('hex'),
@@ -95,20 +99,21 @@ function recordPlan(
     pipelineId,
     trigger,
     maxCredits: pipeline.budget?.maxCredits ?? null,
-    taskCount: planned.tasks.length,
+    taskCount: 0,
   });
-  store.tasks.insertMany(
-    runId,
-    planned.tasks.map((t) => ({
-      key: t.key,
-      request: t.request,
-      searchId: t.searchId,
-      tags: t.tags,
-    })),
-  );
+  const tasks = planTasks(pipeline);
+  try {
+    store.tasks.insertMany(runId, tasks);
+  } catch (error) {
+    // The transaction wrote no task: the run is over before it began.
+    store.runs.setStatus(runId, 'failed');
+    throw error;
+  }
+  store.runs.setTaskCount(runId, tasks.taskCount);
+  const estimate = tasks.estimate();
   return {
-    taskCount: planned.tasks.length,
-    estimate: { min: planned.estimate.minCredits, max: planned.estimate.maxCredits },
+    taskCount: tasks.taskCount,
+    estimate: { min: estimate.minCredits, max: estimate.maxCredits },
   };
 }
 

@@ -77,6 +77,11 @@ export interface RunsTable {
    */
   setStatus(id: string, status: RunStatus, options?: SetStatusOptions): boolean;
   /**
+   * Sets the number of tasks (for a run whose tasks were written after the run itself).
+   * Returns false when no such run exists.
+   */
+  setTaskCount(id: string, taskCount: number): boolean;
+  /**
    * When a queued or running run has no queued/running/retrying task left, marks it
    * `completed` (or `failed` when every task failed) and returns the new status; otherwise
    * returns null and changes nothing. Paused runs are left alone.
@@ -113,6 +118,10 @@ export function createRunsTable(db: Database, now: Clock): RunsTable {
          WHEN @status IN ('queued', 'running') THEN NULL
          ELSE finished_at END
      WHERE id = @id`,
+  );
+
+  const updateTaskCount = db.prepare<[number, string]>(
+    'UPDATE runs SET task_count = ? WHERE id = ?',
   );
 
   const finish = db.prepare<{ id: string; at: number }, { status: RunStatus }>(
@@ -162,6 +171,7 @@ export function createRunsTable(db: Database, now: Clock): RunsTable {
       const info = update.run({ id, status, reason: options.reason ?? null, at: now() });
       return info.changes > 0;
     },
+    setTaskCount: (id, taskCount) => updateTaskCount.run(taskCount, id).changes > 0,
     finishIfDone: (id) => finish.get({ id, at: now() })?.status ?? null,
   };
   return table;

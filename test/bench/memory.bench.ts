@@ -1,9 +1,11 @@
 /**
  * Memory of a large run: `harvest run <file> --wait` (the CLI) and one `harvest worker` as child
  * processes, against a zero-latency sandbox child, for N tasks (default 100,000). RSS of both
- * is sampled every 500 ms from /proc/<pid>/status (VmRSS); progress is read from the SQLite
- * database (read-only). Targets: the CLI's peak RSS < 250 MB; the worker's RSS flat, i.e. at
- * 90% of the run no more than 1.25 times its RSS at 10% (the baseline, in the same run).
+ * is sampled every 500 ms from /proc/<pid>/status (VmRSS), with progress read from the SQLite
+ * database (read-only); the CLI's RSS is also read every 50 ms, as it rises and falls within a
+ * second while the CLI starts the run (validate, plan into SQLite, enqueue). Targets: the CLI's
+ * peak RSS < 250 MB; the worker's RSS flat, i.e. at 90% of the run no more than 1.25 times its
+ * RSS at 10% (the baseline, in the same run).
  *
  * Run: `npx tsx test/bench/memory.bench.ts`
  * Knobs (env): N (tasks, default 100,000; needs two factors of similar size), CONCURRENCY
@@ -37,6 +39,7 @@ import {
 const N = Number(process.env.N ?? 100_000);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
 const SAMPLE_MS = 500;
+const CLI_SAMPLE_MS = 50;
 const MAX_CLI_RSS_MB = 250;
 const MAX_WORKER_GROWTH = 1.25;
 
@@ -78,12 +81,21 @@ async function main(): Promise<void> {
   forwardStderr(cli, 'run');
   const cliExit = once(cli, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   let runId: string | undefined;
+  let startedAtMs = Number.NaN;
   void waitForOutput(cli, 'stderr', /^run (\S+): \d+ tasks/m, 600_000).then(
     (m) => {
       runId = m[1];
+      startedAtMs = performance.now() - t0;
     },
     () => undefined,
   );
+
+  // The CLI alone, often: the peaks of its sawtooth last a few hundred ms.
+  let cliPeakFine = { kb: 0, atMs: 0 };
+  const fine = setInterval(() => {
+    const kb = readRssKb(cli.pid!);
+    if (kb !== undefined && kb > cliPeakFine.kb) cliPeakFine = { kb, atMs: performance.now() - t0 };
+  }, CLI_SAMPLE_MS);
 
   const samples: Sample[] = [];
   let store: Store | undefined;
@@ -108,6 +120,7 @@ async function main(): Promise<void> {
     await Promise.race([sleep(SAMPLE_MS), cliExit]);
   }
   const [exitCode] = await cliExit;
+  clearInterval(fine);
   const seconds = (performance.now() - t0) / 1000;
   const final = store && runId ? store.tasks.counts(runId) : undefined;
   await closeStore();
@@ -132,9 +145,13 @@ async function main(): Promise<void> {
     ['tasks done / failed', final ? `${final.done} / ${final.failed}` : '-'],
     ['wall time', `${fixed(seconds, 1)} s (${fixed(N / seconds, 0)} tasks/s)`],
     ['samples', `${samples.length} every ${SAMPLE_MS} ms`],
-    ['CLI peak RSS', mb(cliPeakKb)],
+    ['CLI peak RSS', `${mb(cliPeakFine.kb)} (${mb(cliPeakKb)} in the ${SAMPLE_MS} ms samples)`],
     [
       'CLI peak at',
+      `${fixed(cliPeakFine.atMs / 1000, 1)} s (every task enqueued at ${fixed(startedAtMs / 1000, 1)} s)`,
+    ],
+    [
+      `CLI peak at (${SAMPLE_MS} ms samples)`,
       cliPeak
         ? `${fixed(cliPeak.atMs / 1000, 1)} s (${cliPeak.ended === undefined ? 'starting the run' : `following, ${cliPeak.ended} ended`})`
         : '-',
@@ -151,8 +168,8 @@ async function main(): Promise<void> {
   console.log('');
   console.log(
     verdict(
-      cliPeakKb / 1024 < MAX_CLI_RSS_MB,
-      `CLI peak RSS ${mb(cliPeakKb)} < ${MAX_CLI_RSS_MB} MB`,
+      cliPeakFine.kb / 1024 < MAX_CLI_RSS_MB,
+      `CLI peak RSS ${mb(cliPeakFine.kb)} < ${MAX_CLI_RSS_MB} MB`,
     ),
   );
   console.log(

@@ -74,6 +74,17 @@ describe('pipelines and runs', () => {
     expect(store.runs.setStatus('missing', 'running')).toBe(false);
   });
 
+  it('setTaskCount sets the task count of an existing run only', () => {
+    const store = stores.open({ now: () => T0 });
+    const pipelineId = store.pipelines.upsert({ name: 'p', hash: 'h', yamlText: 'x' });
+    store.runs.create({ id: 'r1', pipelineId, trigger: 'manual', taskCount: 0 });
+    store.runs.create({ id: 'r2', pipelineId, trigger: 'manual', taskCount: 7 });
+    expect(store.runs.setTaskCount('r1', 100_000)).toBe(true);
+    expect(store.runs.get('r1')?.taskCount).toBe(100_000);
+    expect(store.runs.get('r2')?.taskCount).toBe(7);
+    expect(store.runs.setTaskCount('missing', 1)).toBe(false);
+  });
+
   it('finishIfDone completes a run once no task is active', () => {
     const store = stores.open({ now: () => T0 });
     const { runId } = seedRun(store, { taskCount: 2 });
