@@ -9,7 +9,7 @@ import type { Logger } from '../log.ts';
 import { formatIssue, type Pipeline, parsePipeline, planTasks } from '../pipeline/index.ts';
 import { readPipelineText } from '../pipeline/load.ts';
 import { Budget } from '../queue/budget.ts';
-import { enqueueSearches } from '../queue/enqueue.ts';
+import { enqueueSearches, removeFailedJobs } from '../queue/enqueue.ts';
 import type { SearchJobData } from '../queue/job-data.ts';
 import { newRunId } from '../queue/names.ts';
 import { RateController } from '../queue/rate-controller.ts';
@@ -127,7 +127,8 @@ function unfinishedTasks(
 /**
  * Resumes a run: un-pauses the search queue, re-seeds the budget counter from SQLite, and
  * re-enqueues every task that has not ended. Jobs still in Redis are left as they are (job
- * ids are derived from run id and task key, so adding them again is harmless).
+ * ids are derived from run id and task key, so adding them again is harmless); the run's
+ * failed jobs are removed first, so that their ids are free again.
  */
 export async function resumeRun(
   runtime: Runtime,
@@ -150,6 +151,8 @@ export async function resumeRun(
   const spent = store.calls.totals(runId).creditsUsed;
   await new Budget(runtime.redis, runtime.keys.budget).set(runId, spent);
   const { pipeline } = parseStoredPipeline(pipelineRow.yamlText, pipelineRow.name);
+  // A failed job keeps its id taken; SQLite, not Redis, says which tasks are unfinished.
+  await removeFailedJobs(runtime.searchQueue, runId);
   const requeued = await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId));
   store.runs.setStatus(runId, 'running');
   options.logger.info({ runId, requeued }, 'run resumed');
