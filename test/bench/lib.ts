@@ -14,7 +14,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
 import { loadSettings, type Settings } from '../../src/config.ts';
 import type { LedgerSnapshot } from '../../src/sandbox/index.ts';
 import { deletePrefix } from '../helpers/redis.ts';
