@@ -93,7 +93,12 @@ export function classifyResponse(
   if (status >= 500) return new ServerError(message, options);
   if (status >= 400) {
     const details = Array.isArray(body?.details) ? scrubDetails(body.details, secrets) : undefined;
-    return new BadRequestError(message, details ? { ...options, details } : options);
+    // The details say what to fix; they belong in the message that is stored and shown.
+    const described = details ? describeDetails(details) : '';
+    return new BadRequestError(
+      described ? `${message} (${described})` : message,
+      details ? { ...options, details } : options,
+    );
   }
   return new BadResponseError(message, options);
 }
@@ -195,6 +200,17 @@ function parseJsonObject(text: string): Record<string, unknown> | undefined {
 function quote(text: string): string {
   const trimmed = text.trim();
   return trimmed.length > MAX_QUOTED_CHARS ? `${trimmed.slice(0, MAX_QUOTED_CHARS)}...` : trimmed;
+}
+
+/** `path: message` of each validation issue, as far as the details have them. */
+function describeDetails(details: unknown[]): string {
+  const parts = details.map((detail) => {
+    if (typeof detail !== 'object' || detail === null) return String(detail);
+    const { path, message } = detail as { path?: unknown; message?: unknown };
+    const where = Array.isArray(path) && path.length > 0 ? `${path.join('.')}: ` : '';
+    return `${where}${typeof message === 'string' ? message : JSON.stringify(detail)}`;
+  });
+  return quote(parts.join('; '));
 }
 
 function prefix(context: ClassifyContext): string {

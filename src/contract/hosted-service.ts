@@ -11,6 +11,11 @@ import type { SearchRequest } from './search.ts';
 export const HOSTED_MAX_TOTAL_WAIT_MS = 60_000;
 /** What the hosted service counts for a `wait` action with a selector, in ms. */
 const SELECTOR_WAIT_MS = 1_000;
+/**
+ * Largest screenshot viewport the hosted service takes, in pixels (8K). Known from the
+ * conformance cases: a height of 4321 is refused; the width is taken to be 8K's as well.
+ */
+export const HOSTED_MAX_VIEWPORT = { width: 7680, height: 4320 } as const;
 
 export interface HostedServiceWarning {
   path: Array<string | number>;
@@ -46,6 +51,30 @@ export function hostedServiceWarnings(request: SearchRequest): HostedServiceWarn
         message: 'the hosted service does not accept the changeTracking format in search',
       });
     }
+    if (typeof format === 'object' && format.type === 'screenshot') {
+      viewportWarnings(format.viewport, ['scrapeOptions', 'formats', index], warnings);
+    }
+  });
+  (options.actions ?? []).forEach((action, index) => {
+    if (action.type === 'screenshot') {
+      viewportWarnings(action.viewport, ['scrapeOptions', 'actions', index], warnings);
+    }
   });
   return warnings;
+}
+
+function viewportWarnings(
+  viewport: { width: number; height: number } | undefined,
+  at: Array<string | number>,
+  warnings: HostedServiceWarning[],
+): void {
+  if (!viewport) return;
+  for (const side of ['width', 'height'] as const) {
+    if (viewport[side] > HOSTED_MAX_VIEWPORT[side]) {
+      warnings.push({
+        path: [...at, 'viewport', side],
+        message: `viewport ${side} ${viewport[side]} px exceeds the hosted service's ${HOSTED_MAX_VIEWPORT[side]} px`,
+      });
+    }
+  }
 }

@@ -50,6 +50,11 @@ export interface SandboxOptions {
   maxConcurrency?: number;
   /** Also send a `Retry-After` header (seconds) on 429. Default false, like the hosted service. */
   retryAfterHeader?: boolean;
+  /**
+   * Also refuse (400) what the hosted service refuses beyond the reference: see
+   * `hostedServiceWarnings` in src/contract/hosted-service.ts. Default false: the reference only.
+   */
+  hostedRules?: boolean;
   /** Injected fault probabilities. Default none. */
   faults?: FaultRates;
   /** Simulated latency of API requests in ms. Default none. */
@@ -73,6 +78,7 @@ export interface ResolvedOptions {
   rateLimitPerMinute: number | undefined;
   maxConcurrency: number | undefined;
   retryAfterHeader: boolean;
+  hostedRules: boolean;
   faults: Required<FaultRates>;
   latency: LatencyRange | undefined;
   timeScale: number;
@@ -95,6 +101,7 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
     rateLimitPerMinute: options.rateLimitPerMinute,
     maxConcurrency: options.maxConcurrency,
     retryAfterHeader: options.retryAfterHeader ?? false,
+    hostedRules: options.hostedRules ?? false,
     faults: normaliseFaults(options.faults),
     latency: options.latency,
     timeScale,

@@ -117,6 +117,39 @@ describe('harvest run: errors that stop a task or the queue', () => {
     expect(report.calls.calls).toBe(2);
   });
 
+  it('fails a 400 without retrying and records the service message with its details', async () => {
+    // The reference allows changeTracking in search; the hosted service (and the sandbox with
+    // hostedRules) answers 400. The pipeline validates, with a warning.
+    h = await startHarness({ sandbox: { hostedRules: true } });
+    const file = h.writePipeline(
+      'refused',
+      `name: it-refused\nsearches:\n  - query: "fine"\n  - query: "tracked"\n    scrapeOptions:\n      formats: [markdown, {type: changeTracking}]\n`,
+    );
+    await h.startPool();
+    const { runId, warnings } = await startRun(h.runtime, file, { logger: h.logger });
+    expect(warnings.join('\n')).toContain('changeTracking');
+    const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(final.status).toBe('completed');
+    expect(exitCodeFor(final)).toBe(1);
+    expect([final.done, final.failed]).toEqual([1, 1]);
+    const report = h.runtime.store.runStatus(runId)!;
+    expect(report.calls.calls).toBe(2);
+    expect(report.errors.callsByCode).toEqual({ BAD_REQUEST: 1 });
+    expect(report.errors.failedTasksByCode).toEqual({ BAD_REQUEST: 1 });
+    const message = report.errors.recent[0]?.errorMessage ?? '';
+    expect(message).toContain('HTTP 400: Invalid request body');
+    expect(message).toContain('scrapeOptions.formats.1');
+    const db = new Database(h.settings.dbPath, { readonly: true });
+    try {
+      const call = db
+        .prepare("SELECT status, attempt FROM calls WHERE run_id = ? AND outcome = 'BAD_REQUEST'")
+        .get(runId);
+      expect(call).toEqual({ status: 400, attempt: 1 });
+    } finally {
+      db.close();
+    }
+  });
+
   it('holds the budget: tasks that could pass maxCredits fail as BUDGET_EXCEEDED, never silently', async () => {
     h = await startHarness();
     const file = h.writePipeline(

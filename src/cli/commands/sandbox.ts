@@ -8,8 +8,7 @@ import {
   parseLatency,
   parsePositive,
   type SandboxOptions,
-  startSandbox,
-} from '../../sandbox/index.ts';
+} from '../../sandbox/options.ts';
 import type { CommandContext } from '../context.ts';
 
 interface SandboxFlags {
@@ -20,6 +19,7 @@ interface SandboxFlags {
   rateLimit?: string;
   maxConcurrency?: string;
   retryAfterHeader?: boolean;
+  hostedRules?: boolean;
   faults?: string;
   latency?: string;
   timeScale?: string;
@@ -31,6 +31,7 @@ export function sandboxOptionsFromFlags(flags: SandboxFlags): SandboxOptions {
     port: parseCount('--port', flags.port),
     host: flags.host,
     retryAfterHeader: Boolean(flags.retryAfterHeader),
+    hostedRules: Boolean(flags.hostedRules),
   };
   if (flags.keys !== undefined) options.keys = parseKeys(flags.keys);
   if (flags.threatProtectionTeams !== undefined) {
@@ -81,6 +82,11 @@ export function registerSandbox(program: Command, _ctx: CommandContext): void {
       'also send a Retry-After header on 429 (the hosted service does not)',
     )
     .option(
+      '--hosted-rules',
+      'also answer 400 to what the hosted service refuses beyond the reference ' +
+        '(waitFor over half the timeout, over 60 s of waits, changeTracking in search)',
+    )
+    .option(
       '--faults <list>',
       'fault probabilities, e.g. 408=0.05,500=0.02,malformed=0.01,drop=0.01 ' +
         '(malformed = 200 with a truncated body, still charged; drop = connection closed, not charged)',
@@ -96,6 +102,8 @@ export function registerSandbox(program: Command, _ctx: CommandContext): void {
     )
     .option('--seed <n>', 'seed of results and faults', undefined)
     .action(async (flags: SandboxFlags) => {
+      // Loaded here, not at startup: see demo.ts.
+      const { startSandbox } = await import('../../sandbox/index.ts');
       const sandbox = await startSandbox(sandboxOptionsFromFlags(flags));
       console.log(`sandbox listening on ${sandbox.url}`);
       for (const key of sandbox.keys) console.log(`api key: ${key.key}`);

@@ -1,6 +1,11 @@
 /** POST /v2/search. */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ERROR_MESSAGES, LIMITS, type SearchRequest } from '../../contract/index.ts';
+import {
+  ERROR_MESSAGES,
+  hostedServiceWarnings,
+  LIMITS,
+  type SearchRequest,
+} from '../../contract/index.ts';
 import { uuidv7 } from '../ids.ts';
 import { answerDataJson, fitToCredits } from '../search.ts';
 import type { SandboxState } from '../state.ts';
@@ -24,6 +29,13 @@ export function searchRoutes(app: FastifyInstance, state: SandboxState): void {
       return;
     }
     const body = validation.request;
+    if (state.options.hostedRules) {
+      const refused = hostedRefusal(body);
+      if (refused) {
+        sendJson(reply, 400, refused);
+        return;
+      }
+    }
     if (
       (body.threatProtection || body.scrapeOptions?.threatProtection) &&
       !ctx.account.threatProtection
@@ -47,6 +59,17 @@ export function searchRoutes(app: FastifyInstance, state: SandboxState): void {
     }).then((work) =>
       work.answered ? work.reply : answer(state, request, reply, ctx, fit, work.malformed),
     );
+  });
+}
+
+/** The hosted service's 400 for a body the reference accepts and it does not, or undefined. */
+function hostedRefusal(body: SearchRequest): string | undefined {
+  const warnings = hostedServiceWarnings(body);
+  if (warnings.length === 0) return undefined;
+  return JSON.stringify({
+    success: false,
+    error: ERROR_MESSAGES.invalidBody,
+    details: warnings.map((w) => ({ code: 'custom', path: w.path, message: w.message })),
   });
 }
 

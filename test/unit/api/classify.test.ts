@@ -120,6 +120,9 @@ describe('classifyResponse', () => {
       { code: 'too_big', path: ['limit'], message: 'Too big: expected number to be <=100' },
     ]);
     expect(JSON.parse(JSON.stringify(error)).details).toHaveLength(1);
+    expect(error.message).toBe(
+      'HTTP 400: Invalid request body (limit: Too big: expected number to be <=100)',
+    );
   });
 
   it('reads the wait of a 429 from the message text', () => {

@@ -1,19 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { SearchRequestSchema } from '../../../src/contract/index.ts';
-
-interface ConformanceCase {
-  name: string;
-  body: unknown;
-  reference: 'valid' | 'invalid' | 'ambiguous';
-  why: string;
-  hosted_service: 'valid' | 'invalid';
-  hosted_service_error_paths?: string[];
-}
-
-const cases: ConformanceCase[] = JSON.parse(
-  readFileSync(new URL('../../fixtures/conformance-search-requests.json', import.meta.url), 'utf8'),
-);
+import { type ConformanceCase, conformanceCases as cases } from '../../helpers/conformance.ts';
 
 /** harvest follows the reference; where it is silent, the hosted service. */
 const expected = (c: ConformanceCase) =>

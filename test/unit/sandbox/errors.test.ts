@@ -3,7 +3,9 @@ import {
   ERROR_MESSAGES,
   RATE_LIMIT_RETRY_AFTER_PATTERN,
   rateLimitMessage,
+  SearchRequestSchema,
 } from '../../../src/contract/index.ts';
+import { conformanceCases } from '../../helpers/conformance.ts';
 import { AUTH, app, search } from './helpers.ts';
 
 let sandbox: ReturnType<typeof app>;
@@ -181,5 +183,31 @@ describe('error answers of POST /v2/search', () => {
     expect(
       (await sandbox.inject({ method: 'GET', url: '/v2/crawl/active', headers })).statusCode,
     ).toBe(429);
+  });
+});
+
+describe('hostedRules: what the hosted service refuses beyond the reference', () => {
+  const accepted = conformanceCases.filter((c) => SearchRequestSchema.safeParse(c.body).success);
+
+  it.each(accepted.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    sandbox = app({ hostedRules: true, threatProtectionTeams: ['sandbox'] });
+    const res = await search(sandbox, c.body);
+    if (c.hosted_service === 'valid') {
+      expect(res.status).toBe(200);
+      return;
+    }
+    expect(res.status).toBe(400);
+    const body = res.json() as { success: boolean; error: string; details: { path: unknown[] }[] };
+    expect(body.success).toBe(false);
+    expect(body.error).toBe(ERROR_MESSAGES.invalidBody);
+    expect(body.details.map((d) => d.path.join('.'))).toEqual(
+      expect.arrayContaining(c.hosted_service_error_paths ?? []),
+    );
+  });
+
+  it('is off by default: the reference alone decides', async () => {
+    sandbox = app();
+    const res = await search(sandbox, { query: 'x', scrapeOptions: { waitFor: 60_001 } });
+    expect(res.status).toBe(200);
   });
 });

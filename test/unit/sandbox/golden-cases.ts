@@ -7,6 +7,7 @@
  * The clock is fixed; what stays random per answer (search ids, exception ids, media URL
  * signatures) is checked for its form and replaced by a placeholder before comparing.
  */
+
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import {
@@ -14,6 +15,7 @@ import {
   type SandboxApp,
   type SandboxOptions,
 } from '../../../src/sandbox/index.ts';
+import { conformanceCases } from '../../helpers/conformance.ts';
 
 export const GOLDEN_FILE = new URL('../../fixtures/sandbox-golden.json', import.meta.url);
 
@@ -61,9 +63,7 @@ export interface GoldenRecord {
 
 const AUTH = { authorization: 'Bearer fc-sandbox' };
 
-const conformance = JSON.parse(
-  readFileSync(new URL('../../fixtures/conformance-search-requests.json', import.meta.url), 'utf8'),
-) as Array<{ name: string; body: unknown }>;
+const conformance = conformanceCases;
 
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 
