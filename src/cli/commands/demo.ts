@@ -6,7 +6,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { assertRedisReachable } from '../../queue/connection.ts';
-import { startSandbox } from '../../sandbox/index.ts';
 import type { CommandContext } from '../context.ts';
 import { positiveInt, runCommand } from './run.ts';
 
@@ -22,6 +21,8 @@ export function registerDemo(program: Command, ctx: CommandContext): void {
     .action(async (file: string, opts: { concurrency: number }) => {
       const base = ctx.settings();
       await assertRedisReachable(base.redisUrl);
+      // Loaded here: the sandbox (Fastify and all) weighs on every other command's memory.
+      const { startSandbox } = await import('../../sandbox/index.ts');
       const sandbox = await startSandbox({ port: 0, latency: { minMs: 5, maxMs: 40 } });
       const settings = Object.freeze({
         ...base,
