@@ -4,50 +4,9 @@
  * machine, whatever order its keys were written in.
  */
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../canonical-json.ts';
 
-/**
- * JSON with object keys sorted (code-point order) at every level; `undefined` fields dropped.
- * Frozen objects cannot change, so their text is remembered (plans share frozen parts).
- */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') {
-    return JSON.stringify(value) ?? 'null';
-  }
-  if (Object.isFrozen(value)) {
-    const known = frozenText.get(value);
-    if (known !== undefined) return known;
-    const text = writeCanonical(value);
-    frozenText.set(value, text);
-    return text;
-  }
-  return writeCanonical(value);
-}
-
-const frozenText = new WeakMap<object, string>();
-
-function writeCanonical(value: object): string {
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i++) {
-      if (i > 0) out += ',';
-      const item = value[i];
-      out += item === undefined ? 'null' : canonicalJson(item);
-    }
-    return `${out}]`;
-  }
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record).sort();
-  let out = '{';
-  let first = true;
-  for (const key of keys) {
-    const item = record[key];
-    if (item === undefined) continue;
-    if (!first) out += ',';
-    first = false;
-    out += `${JSON.stringify(key)}:${canonicalJson(item)}`;
-  }
-  return `${out}}`;
-}
+export { canonicalJson };
 
 /** Hex characters kept from the sha256 of the canonical request (64 bits). */
 export const TASK_KEY_HEX_CHARS = 16;

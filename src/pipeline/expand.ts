@@ -62,19 +62,9 @@ function isPlainObject(value: unknown): value is Json {
 }
 
 /**
- * Calls `visit` for every search of the item, in a stable order. The item must have passed
- * the item schema; values are not validated here.
+ * The searches of an item, one at a time, in a stable order (the last matrix key turns
+ * fastest). The item must have passed the item schema; values are not validated here.
  */
-export function expandItem(
-  defaults: Readonly<Json> | undefined,
-  item: Readonly<Json>,
-  itemIndex: number,
-  visit: (search: ExpandedSearch) => void,
-): void {
-  for (const search of expandSearches(defaults, item, itemIndex)) visit(search);
-}
-
-/** The searches of an item, one at a time, in `expandItem`'s order. */
 export function* expandSearches(
   defaults: Readonly<Json> | undefined,
   item: Readonly<Json>,

@@ -8,7 +8,6 @@ export { canonicalJson, hashCanonical, TASK_KEY_HEX_CHARS, taskKey } from './can
 export { type BudgetVerdict, budgetVerdict, type PlanEstimate } from './estimate.ts';
 export {
   type ExpandedSearch,
-  expandItem,
   expandSearches,
   matrixSize,
   mergeItem,

@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import { type SearchRequest, withSearchDefaults } from '../../../src/contract/index.ts';
 import { matrixVarsAt } from '../../../src/pipeline/expand.ts';
 import {
-  expandItem,
   expandSearches,
   loadPipelineFile,
   type Pipeline,
@@ -26,19 +25,15 @@ function referenceKeys(pipeline: Pipeline): { keys: string[]; duplicates: number
   const seen = new Set<string>();
   let duplicates = 0;
   pipeline.searches.forEach((item, index) => {
-    expandItem(
-      pipeline.defaults as Record<string, unknown> | undefined,
-      item as Record<string, unknown>,
-      index,
-      (search) => {
-        const key = taskKey(withSearchDefaults(search.request as SearchRequest));
-        if (seen.has(key)) duplicates += 1;
-        else {
-          seen.add(key);
-          keys.push(key);
-        }
-      },
-    );
+    const defaults = pipeline.defaults as Record<string, unknown> | undefined;
+    for (const search of expandSearches(defaults, item as Record<string, unknown>, index)) {
+      const key = taskKey(withSearchDefaults(search.request as SearchRequest));
+      if (seen.has(key)) duplicates += 1;
+      else {
+        seen.add(key);
+        keys.push(key);
+      }
+    }
   });
   return { keys, duplicates };
 }

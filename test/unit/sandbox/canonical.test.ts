@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../../src/canonical-json.ts';
 import {
   type NormalisedSearchRequest,
   SearchRequestSchema,
   withSearchDefaults,
 } from '../../../src/contract/index.ts';
-import { canonicalJson, canonicalRequest, seedOf } from '../../../src/sandbox/canonical.ts';
+import { canonicalRequest, seedOf } from '../../../src/sandbox/canonical.ts';
 
 /** The definition: sorted keys, undefined values left out, fields that do not change results dropped. */
 function reference(value: unknown): string {

@@ -9,7 +9,6 @@
  */
 
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import {
   buildSandboxApp,
   type SandboxApp,
