@@ -1,7 +1,7 @@
 /**
  * The `search` queue's processor: one job per task. Stateless: it calls the API, hands a
- * record of the call (and, on success, the results) to the `store` queue, and never opens
- * SQLite. What to do after a failure is decided by src/queue/backoff.ts; this file only
+ * record of the call (and, on success, the results) to the store sink (the `store` queue, or
+ * the database of a process that owns it), and never opens SQLite. What to do after a failure is decided by src/queue/backoff.ts; this file only
  * translates that decision into BullMQ terms.
  */
 import { type Job, RateLimitError, UnrecoverableError } from 'bullmq';

@@ -8,7 +8,7 @@ import { hostname } from 'node:os';
 import { type Job, Queue, RateLimitError, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createSearchProcessor, isRecorded, RetryLaterError } from '../../jobs/search.ts';
-import { createStoreProcessor, STORE_BATCH_JOBS } from '../../jobs/store.ts';
+import { createStoreProcessor, STORE_BATCH_JOBS, storeWrite } from '../../jobs/store.ts';
 import type { ApiClient } from '../api/index.ts';
 import type { Logger } from '../log.ts';
 import type { TaskEvent } from '../store/events.ts';
@@ -18,7 +18,7 @@ import { createRedis } from './connection.ts';
 import { InflightJournal } from './inflight.ts';
 import { harvestKeys, parseSearchJobId, QUEUES } from './names.ts';
 import { RateController } from './rate-controller.ts';
-import { StoreSink } from './store-sink.ts';
+import { queueWrite, StoreSink } from './store-sink.ts';
 
 export type Role = 'search' | 'store';
 
@@ -68,7 +68,13 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   const keys = harvestKeys(prefix);
   const searchQueue = new Queue(QUEUES.search, { connection, prefix });
   const storeQueue = new Queue(QUEUES.store, { connection, prefix });
-  const sink = new StoreSink(storeQueue);
+  // A pool that owns the database commits its own search events there (durable sooner, and
+  // no round trip through Redis); the store worker still takes the events of other processes.
+  const sink = new StoreSink(
+    options.store && options.roles.includes('store')
+      ? storeWrite(options.store, logger)
+      : queueWrite(storeQueue),
+  );
   const lockDurationMs = options.lockDurationMs ?? 30_000;
   // A worker is dead once it has been silent as long as its jobs' locks last.
   const inflight = new InflightJournal(redis, keys, Math.max(lockDurationMs, 1000));

@@ -1,11 +1,29 @@
 /**
  * Group commit of store events. Concurrent search jobs in one process push their events here;
- * one flush adds a single `store` job carrying all of them, and every pusher's promise settles
- * when that job is safely in Redis. A search job completes only after its events are durable,
- * so a crash can repeat a call but never lose its record.
+ * one flush hands all of them to a single write, and every pusher's promise settles when that
+ * write is durable. A search job completes only after its events are durable, so a crash can
+ * repeat a call but never lose its record.
+ *
+ * Two writes exist: `queueWrite` adds one `store` job carrying the batch (a search worker
+ * without the database), and a process that owns the database commits the batch to SQLite
+ * itself (see `commitEvents` in jobs/store.ts), which spares the events a round trip through
+ * Redis.
  */
 import type { Queue } from 'bullmq';
 import type { StoreEvent } from '../store/events.ts';
+
+/** Makes a batch of events durable; the sink calls it once per flush. */
+export type WriteEvents = (events: StoreEvent[]) => Promise<unknown>;
+
+/** The write of a search worker without the database: one `store` job per batch. */
+export function queueWrite(storeQueue: Queue): WriteEvents {
+  return (events) =>
+    storeQueue.add(
+      'events',
+      { events },
+      { removeOnComplete: true, removeOnFail: 1000, attempts: 5 },
+    );
+}
 
 export interface StoreSinkOptions {
   /** Flush at once when this many events are waiting. Default 500. */
@@ -20,7 +38,7 @@ interface Waiter {
 }
 
 export class StoreSink {
-  readonly #queue: Queue;
+  readonly #write: WriteEvents;
   readonly #maxBatch: number;
   readonly #maxDelayMs: number;
   #events: StoreEvent[] = [];
@@ -28,13 +46,13 @@ export class StoreSink {
   #timer: NodeJS.Timeout | undefined;
   #inFlight = new Set<Promise<void>>();
 
-  constructor(queue: Queue, options: StoreSinkOptions = {}) {
-    this.#queue = queue;
+  constructor(write: WriteEvents, options: StoreSinkOptions = {}) {
+    this.#write = write;
     this.#maxBatch = options.maxBatch ?? 500;
     this.#maxDelayMs = options.maxDelayMs ?? 2;
   }
 
-  /** Resolves once `events` are in the store queue. */
+  /** Resolves once `events` are durable (in the store queue, or committed). */
   push(events: readonly StoreEvent[]): Promise<void> {
     if (events.length === 0) return Promise.resolve();
     const done = new Promise<void>((resolve, reject) => {
@@ -65,8 +83,9 @@ export class StoreSink {
     const waiters = this.#waiters;
     this.#events = [];
     this.#waiters = [];
-    const flush = this.#queue
-      .add('events', { events }, { removeOnComplete: true, removeOnFail: 1000, attempts: 5 })
+    // A write that throws synchronously must reject the pushers too, not escape the timer.
+    const flush = Promise.resolve()
+      .then(() => this.#write(events))
       .then(
         () => {
           for (const w of waiters) w.resolve();

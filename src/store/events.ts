@@ -1,7 +1,7 @@
 /**
- * Events the search worker (and the media re-issuer) hand to the `store` queue. Workers never
- * open SQLite; `applyEvents` validates these and writes them idempotently, so redelivering a
- * store job never doubles a row.
+ * Events the search worker hands to the store: through the `store` queue, or straight to SQLite
+ * when its process owns the database. Search jobs never open SQLite; `applyEvents` validates
+ * these and writes them idempotently, so redelivering a store job never doubles a row.
  *
  * Terminology: a *task* is one planned search of a run (`runId` + `taskKey`); a BullMQ job
  * runs it, possibly over several *attempts*; each HTTP request an attempt makes is a *call*;
