@@ -5,10 +5,10 @@
  * translates that decision into BullMQ terms.
  */
 import { type Job, RateLimitError, UnrecoverableError } from 'bullmq';
-import { v7 as uuidv7 } from 'uuid';
 import type { ApiClient, ApiResponse } from '../src/api/index.ts';
 import { ApiError } from '../src/api/index.ts';
 import type { SearchRequest, SearchResponse } from '../src/contract/index.ts';
+import { newCallId } from '../src/ids.ts';
 import type { Logger } from '../src/log.ts';
 import { decideRetry } from '../src/queue/backoff.ts';
 import type { Budget } from '../src/queue/budget.ts';
@@ -83,7 +83,7 @@ export function createSearchProcessor(deps: SearchDeps) {
 
     // Time-ordered (UUIDv7), so the calls table's key index grows at its end instead of at
     // random pages: that alone makes each store transaction about a third cheaper.
-    const callId = uuidv7();
+    const callId = newCallId();
     const startedAt = Date.now();
     await deps.inflight.begin({
       callId,
