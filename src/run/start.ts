@@ -70,8 +70,9 @@ export async function startRun(
     runtime.searchQueue,
     options.logger,
   ).start(pipeline.run?.rateLimitPerMinute);
-  await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId));
+  // Running from its first job on: a local pool may finish tasks before enqueuing ends.
   store.runs.setStatus(runId, 'running');
+  await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId));
   options.logger.info({ runId, tasks: taskCount }, 'run started');
   return { runId, pipeline, taskCount, warnings, estimate };
 }
@@ -153,8 +154,10 @@ export async function resumeRun(
   const { pipeline } = parseStoredPipeline(pipelineRow.yamlText, pipelineRow.name);
   // A failed job keeps its id taken; SQLite, not Redis, says which tasks are unfinished.
   await removeFailedJobs(runtime.searchQueue, runId);
-  const requeued = await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId));
   store.runs.setStatus(runId, 'running');
+  const requeued = await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId));
+  // Nothing was left to run (or it all ended meanwhile): nobody else would finish the run.
+  store.runs.finishIfDone(runId);
   options.logger.info({ runId, requeued }, 'run resumed');
   return { runId, requeued };
 }

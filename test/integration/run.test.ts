@@ -69,6 +69,21 @@ describe('harvest run', () => {
     expect(scraped.length).toBeGreaterThan(0);
   });
 
+  it('resuming a finished run calls nothing again and leaves it finished', async () => {
+    h = await startHarness();
+    const file = h.writePipeline('basic', PIPELINE);
+    await h.startPool();
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    await waitForRun(h.runtime, runId, { pollMs: 50 });
+    const answered = ledgerAnswers(h);
+    const { requeued } = await resumeRun(h.runtime, runId, { logger: h.logger });
+    expect(requeued).toBe(0);
+    expect(h.runtime.store.runs.get(runId)?.status).toBe('completed');
+    const again = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(again).toMatchObject({ status: 'completed', done: 7 });
+    expect(ledgerAnswers(h)).toBe(answered);
+  });
+
   it('retries 408, 500, malformed bodies and dropped connections, recording every call', async () => {
     h = await startHarness({
       sandbox: { faults: { timeout408: 0.15, error500: 0.15, malformed: 0.1, drop: 0.1 }, seed: 7 },
