@@ -9,7 +9,12 @@
  */
 import type { Job } from 'bullmq';
 import type { Logger } from '../src/log.ts';
-import type { ApplyReport, RejectedEvent, Store } from '../src/store/index.ts';
+import {
+  type ApplyReport,
+  commitEvents,
+  type RejectedEvent,
+  type Store,
+} from '../src/store/index.ts';
 
 /** Store jobs in hand at once (the store worker's concurrency), applied together. */
 export const STORE_BATCH_JOBS = 16;
@@ -32,30 +37,6 @@ export interface StoreProcessorOptions {
   batchJobs?: number;
   /** Default STORE_BATCH_WINDOW_MS. */
   windowMs?: number;
-}
-
-/**
- * Applies events in one transaction and marks runs whose every task has ended as finished.
- * Shared by the store queue's processor and by a pool that owns the database, whose search
- * jobs commit their events here directly.
- */
-export function commitEvents(store: Store, events: readonly unknown[]): ApplyReport {
-  const report = store.applyEvents(events);
-  for (const runId of report.runsWithTaskChanges) {
-    const run = store.runs.get(runId);
-    if (run?.status === 'queued') store.runs.setStatus(runId, 'running');
-    store.runs.finishIfDone(runId);
-  }
-  return report;
-}
-
-/** The write of a pool that owns the database: commits a batch straight to SQLite. */
-export function storeWrite(store: Store, logger: Logger): (events: unknown[]) => Promise<void> {
-  return async (events) => {
-    const { rejected } = commitEvents(store, events);
-    // Kept out of SQLite but never silent.
-    if (rejected.length > 0) logger.error({ rejected }, 'store events rejected');
-  };
 }
 
 export function createStoreProcessor(

@@ -8,11 +8,12 @@ import { hostname } from 'node:os';
 import { type Job, Queue, RateLimitError, UnrecoverableError, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createSearchProcessor, isRecorded, RetryLaterError } from '../../jobs/search.ts';
-import { createStoreProcessor, STORE_BATCH_JOBS, storeWrite } from '../../jobs/store.ts';
+import { createStoreProcessor, STORE_BATCH_JOBS } from '../../jobs/store.ts';
 import type { ApiClient } from '../api/index.ts';
 import type { Logger } from '../log.ts';
 import type { TaskEvent } from '../store/events.ts';
 import type { Store } from '../store/index.ts';
+import { StoreWriterThread } from '../store/writer-thread.ts';
 import { Budget } from './budget.ts';
 import { createRedis } from './connection.ts';
 import { InflightJournal } from './inflight.ts';
@@ -60,6 +61,17 @@ export async function pauseSearchQueue(
   await queue.pause();
 }
 
+/** Search slots per BullMQ worker (see startPool). */
+export const SLOTS_PER_WORKER = 16;
+
+/** Splits `concurrency` into near-equal slices of at most `max`: 40, 16 -> [14, 13, 13]. */
+export function splitConcurrency(concurrency: number, max: number): number[] {
+  const total = Math.max(1, Math.floor(concurrency));
+  const parts = Math.ceil(total / max);
+  const base = Math.floor(total / parts);
+  return Array.from({ length: parts }, (_, i) => base + (i < total % parts ? 1 : 0));
+}
+
 export async function startPool(options: PoolOptions): Promise<Pool> {
   const { prefix, logger } = options;
   const workerId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
@@ -68,11 +80,21 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   const keys = harvestKeys(prefix);
   const searchQueue = new Queue(QUEUES.search, { connection, prefix });
   const storeQueue = new Queue(QUEUES.store, { connection, prefix });
-  // A pool that owns the database commits its own search events there (durable sooner, and
-  // no round trip through Redis); the store worker still takes the events of other processes.
+  const log = logger.child({ workerId });
+  // A pool that owns the database commits its own search events there, on a writer thread
+  // (durable sooner, no round trip through Redis, SQLite off the main thread); the store worker
+  // still takes the events of search workers in other processes.
+  const writer =
+    options.store && options.roles.includes('search') && options.roles.includes('store')
+      ? await StoreWriterThread.start(options.store, log)
+      : undefined;
   const sink = new StoreSink(
-    options.store && options.roles.includes('store')
-      ? storeWrite(options.store, logger)
+    writer
+      ? async (events) => {
+          const rejected = await writer.write(events);
+          // Kept out of SQLite but never silent.
+          if (rejected.length > 0) log.error({ rejected }, 'store events rejected');
+        }
       : queueWrite(storeQueue),
   );
   const lockDurationMs = options.lockDurationMs ?? 30_000;
@@ -80,7 +102,6 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   const inflight = new InflightJournal(redis, keys, Math.max(lockDurationMs, 1000));
   const workers: Worker[] = [];
   const timers: NodeJS.Timeout[] = [];
-  const log = logger.child({ workerId });
 
   if (options.roles.includes('search')) {
     if (!options.client) throw new Error('the search role needs an API client');
@@ -96,22 +117,28 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
       workerId,
       logger: log,
     });
-    const worker = new Worker(QUEUES.search, processor, {
-      connection,
-      prefix,
-      concurrency: options.concurrency ?? 16,
-      lockDuration: lockDurationMs,
-      stalledInterval: options.stalledIntervalMs ?? 15_000,
-      // A worker killed mid-call is not the job's fault: let it come back many times.
-      maxStalledCount: 100,
-      settings: {
-        backoffStrategy: (_attempts, _type, error) =>
-          error instanceof RetryLaterError ? error.delayMs : 1000,
-      },
-    });
-    worker.on('failed', (job, error) => void recordUnexpectedFailure(job, error));
-    worker.on('error', (error) => log.error({ err: error }, 'search worker error'));
-    workers.push(worker);
+    // Several BullMQ workers share the concurrency: a BullMQ worker fetches jobs one round
+    // trip at a time until all its slots are full and only then starts them, so one worker with
+    // 256 slots sits idle for hundreds of ms whenever Redis is busy (while a run is enqueued,
+    // say). Slices of SLOTS_PER_WORKER start work after a few round trips.
+    for (const slots of splitConcurrency(options.concurrency ?? 16, SLOTS_PER_WORKER)) {
+      const worker = new Worker(QUEUES.search, processor, {
+        connection,
+        prefix,
+        concurrency: slots,
+        lockDuration: lockDurationMs,
+        stalledInterval: options.stalledIntervalMs ?? 15_000,
+        // A worker killed mid-call is not the job's fault: let it come back many times.
+        maxStalledCount: 100,
+        settings: {
+          backoffStrategy: (_attempts, _type, error) =>
+            error instanceof RetryLaterError ? error.delayMs : 1000,
+        },
+      });
+      worker.on('failed', (job, error) => void recordUnexpectedFailure(job, error));
+      worker.on('error', (error) => log.error({ err: error }, 'search worker error'));
+      workers.push(worker);
+    }
 
     await inflight.heartbeat(workerId);
     timers.push(
@@ -187,6 +214,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
         await Promise.all(workers.map((w) => (w.name === QUEUES.search ? w.close() : undefined)));
         await sink.drain();
         await Promise.all(workers.map((w) => (w.name === QUEUES.store ? w.close() : undefined)));
+        await writer?.close();
         await searchQueue.close();
         await storeQueue.close();
         await redis.del(keys.workerHeartbeat(workerId)).catch(() => {});

@@ -1,0 +1,76 @@
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../../src/log.ts';
+import { StoreWriterThread } from '../../../src/store/writer-thread.ts';
+import { callEvent, resultsEvent, seedRun, taskEvent, useTempStores, webItem } from './helpers.ts';
+
+const T0 = Date.UTC(2025, 0, 2, 9);
+
+function capturedLogger() {
+  const lines: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(JSON.parse(String(chunk)));
+      done();
+    },
+  });
+  return { logger: createLogger({ level: 'info', destination }), lines };
+}
+
+describe('StoreWriterThread', () => {
+  const stores = useTempStores();
+  const threads: StoreWriterThread[] = [];
+  afterEach(async () => {
+    for (const t of threads.splice(0)) await t.close();
+  });
+
+  it('commits batches on its own connection, finishes runs, and reports rejected events', async () => {
+    const store = stores.open();
+    const { runId } = seedRun(store, { taskCount: 2 });
+    const thread = await StoreWriterThread.start(store, capturedLogger().logger);
+    threads.push(thread);
+    const [first, second] = await Promise.all([
+      thread.write([
+        callEvent(runId, 't0', { creditsUsed: 2 }),
+        resultsEvent(runId, 't0', [webItem(1)]),
+        taskEvent(runId, 't0', 'done', T0),
+      ]),
+      thread.write([{ type: 'call', runId }, taskEvent(runId, 't1', 'done', T0)]),
+    ]);
+    expect(first).toEqual([]);
+    expect(second.map((r) => r.index)).toEqual([0]);
+    // Written by the thread, read here through the main connection.
+    expect(store.tasks.counts(runId)).toMatchObject({ done: 2, total: 2 });
+    expect(store.calls.totals(runId).creditsUsed).toBe(2);
+    expect(store.results.count(runId)).toBeGreaterThan(0);
+    expect(store.runs.get(runId)?.status).toBe('completed');
+  });
+
+  it('after the thread dies, writes run on the calling thread and nothing is lost', async () => {
+    const store = stores.open();
+    const { runId } = seedRun(store, { taskCount: 2 });
+    const { logger } = capturedLogger();
+    const thread = await StoreWriterThread.start(store, logger);
+    threads.push(thread);
+    await thread.write([taskEvent(runId, 't0', 'done', T0)]);
+    await thread.terminate();
+    await thread.write([callEvent(runId, 't1'), taskEvent(runId, 't1', 'done', T0)]);
+    expect(store.tasks.counts(runId)).toMatchObject({ done: 2 });
+    expect(store.runs.get(runId)?.status).toBe('completed');
+  });
+
+  it('a batch the thread had not answered when it died is committed here, once', async () => {
+    const store = stores.open();
+    const { runId } = seedRun(store, { taskCount: 1 });
+    const { logger, lines } = capturedLogger();
+    const thread = await StoreWriterThread.start(store, logger);
+    threads.push(thread);
+    const pending = thread.write([callEvent(runId, 't0'), taskEvent(runId, 't0', 'done', T0)]);
+    await thread.terminate();
+    await expect(pending).resolves.toEqual([]);
+    expect(store.calls.totals(runId).calls).toBe(1);
+    expect(store.tasks.counts(runId)).toMatchObject({ done: 1 });
+    // Either the thread answered before it stopped, or the batch was re-committed and said so.
+    for (const line of lines) expect(line.msg).toMatch(/writer thread/);
+  });
+});
