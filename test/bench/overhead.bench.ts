@@ -6,7 +6,7 @@
  * best concurrency tried.
  *
  * Run: `npx tsx test/bench/overhead.bench.ts`
- * Knobs (env): N (searches and jobs per case, default 20,000), CONCURRENCIES (default 16,32,64).
+ * Knobs (env): N (searches and jobs per case, default 20,000), CONCURRENCIES (default 64,256).
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -35,7 +35,7 @@ import {
 } from './lib.ts';
 
 const N = Number(process.env.N ?? 20_000);
-const CONCURRENCIES = (process.env.CONCURRENCIES ?? '16,32,64')
+const CONCURRENCIES = (process.env.CONCURRENCIES ?? '64,256')
   .split(',')
   .map((c) => Number(c.trim()))
   .filter((c) => c > 0);
