@@ -1,7 +1,8 @@
 /**
- * The `store` queue's processor: the only SQLite writer. Each job carries the events of many
- * search jobs (group commit in the search worker's sink), and the jobs that arrive within a few
- * ms are applied together in one transaction (group commit here too: a transaction's cost is
+ * The `store` queue's processor: hands events to the database's one writer (see
+ * src/store/commit.ts). Each job carries the events of many search jobs (group commit in the
+ * search worker's sink), and the jobs that arrive within a few ms are applied together in one
+ * transaction (group commit here too: a transaction's cost is
  * mostly its commit, so fewer, larger ones keep up with many workers).
  * A job completes only once its events are committed; the writes are idempotent, so a
  * redelivered job never doubles a row. After applying, runs whose every task has ended are
@@ -9,12 +10,7 @@
  */
 import type { Job } from 'bullmq';
 import type { Logger } from '../src/log.ts';
-import {
-  type ApplyReport,
-  commitEvents,
-  type RejectedEvent,
-  type Store,
-} from '../src/store/index.ts';
+import type { EventWriter, RejectedEvent } from '../src/store/index.ts';
 
 /** Store jobs in hand at once (the store worker's concurrency), applied together. */
 export const STORE_BATCH_JOBS = 16;
@@ -40,7 +36,7 @@ export interface StoreProcessorOptions {
 }
 
 export function createStoreProcessor(
-  store: Store,
+  writer: EventWriter,
   logger: Logger,
   options: StoreProcessorOptions = {},
 ) {
@@ -49,15 +45,15 @@ export function createStoreProcessor(
   let pending: Pending[] = [];
   let timer: NodeJS.Timeout | undefined;
 
-  function flush(): void {
+  async function flush(): Promise<void> {
     clearTimeout(timer);
     timer = undefined;
     const batch = pending;
     pending = [];
     const events = batch.flatMap((p) => p.events);
-    let report: ApplyReport;
+    let rejectedAll: RejectedEvent[];
     try {
-      report = commitEvents(store, events);
+      rejectedAll = await writer.write(events);
     } catch (error) {
       for (const p of batch) p.reject(error);
       return;
@@ -68,8 +64,8 @@ export function createStoreProcessor(
     for (const p of batch) {
       const end = offset + p.events.length;
       const rejected: RejectedEvent[] = [];
-      while (r < report.rejected.length && (report.rejected[r]?.index ?? end) < end) {
-        const { index, issues } = report.rejected[r++] as RejectedEvent;
+      while (r < rejectedAll.length && (rejectedAll[r]?.index ?? end) < end) {
+        const { index, issues } = rejectedAll[r++] as RejectedEvent;
         rejected.push({ index: index - offset, issues });
       }
       if (rejected.length > 0) {
@@ -89,8 +85,8 @@ export function createStoreProcessor(
     return new Promise((resolve, reject) => {
       pending.push({ job, events, resolve, reject });
       // Every slot is waiting: nothing more can arrive, so waiting longer gains nothing.
-      if (pending.length >= batchJobs) flush();
-      else timer ??= setTimeout(flush, windowMs);
+      if (pending.length >= batchJobs) void flush();
+      else timer ??= setTimeout(() => void flush(), windowMs);
     });
   };
 }

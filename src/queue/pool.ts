@@ -12,7 +12,7 @@ import { createStoreProcessor, STORE_BATCH_JOBS } from '../../jobs/store.ts';
 import type { ApiClient } from '../api/index.ts';
 import type { Logger } from '../log.ts';
 import type { TaskEvent } from '../store/events.ts';
-import type { Store } from '../store/index.ts';
+import { directWriter, type EventWriter, type Store } from '../store/index.ts';
 import { StoreWriterThread } from '../store/writer-thread.ts';
 import { Budget } from './budget.ts';
 import { createRedis } from './connection.ts';
@@ -81,15 +81,18 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   const searchQueue = new Queue(QUEUES.search, { connection, prefix });
   const storeQueue = new Queue(QUEUES.store, { connection, prefix });
   const log = logger.child({ workerId });
-  // A pool that owns the database commits its own search events there, on a writer thread
-  // (durable sooner, no round trip through Redis, SQLite off the main thread); the store worker
-  // still takes the events of search workers in other processes.
-  const writer =
-    options.store && options.roles.includes('search') && options.roles.includes('store')
-      ? await StoreWriterThread.start(options.store, log)
+  // The database's one writer, when this pool owns it. With the search role too it is a
+  // thread (SQLite off the main thread, which keeps calling the API), and this pool's search
+  // jobs commit to it directly (durable sooner, no round trip through Redis); the store worker
+  // hands it the events of search workers in other processes.
+  const writer: EventWriter | undefined =
+    options.store && options.roles.includes('store')
+      ? options.roles.includes('search')
+        ? await StoreWriterThread.start(options.store, log)
+        : directWriter(options.store)
       : undefined;
   const sink = new StoreSink(
-    writer
+    writer && options.roles.includes('search')
       ? async (events) => {
           const rejected = await writer.write(events);
           // Kept out of SQLite but never silent.
@@ -158,8 +161,8 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   }
 
   if (options.roles.includes('store')) {
-    if (!options.store) throw new Error('the store role needs the database');
-    const worker = new Worker(QUEUES.store, createStoreProcessor(options.store, log), {
+    if (!writer) throw new Error('the store role needs the database');
+    const worker = new Worker(QUEUES.store, createStoreProcessor(writer, log), {
       connection,
       prefix,
       // Jobs in hand at once; those that arrive together share one transaction.

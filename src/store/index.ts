@@ -2,7 +2,7 @@
 export type { ApplyEvents, ApplyReport, RejectedEvent } from './apply-events.ts';
 export type { CallError, CallSummary, CallsTable, CallTotals } from './calls.ts';
 export type { Clock } from './clock.ts';
-export { commitEvents } from './commit.ts';
+export { commitEvents, directWriter, type EventWriter } from './commit.ts';
 export { type OpenStoreOptions, openStore, type Store } from './db.ts';
 export * from './events.ts';
 export { SCHEMA_VERSION } from './migrations.ts';

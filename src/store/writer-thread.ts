@@ -11,7 +11,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.ts';
 import type { RejectedEvent } from './apply-events.ts';
-import { commitEvents } from './commit.ts';
+import { commitEvents, type EventWriter } from './commit.ts';
 import type { Store } from './db.ts';
 
 export interface WriterData {
@@ -33,7 +33,7 @@ interface Pending {
 const ENTRY = new URL('./writer-thread-entry.js', import.meta.url);
 const YOUNG_GENERATION_MB = 8;
 
-export class StoreWriterThread {
+export class StoreWriterThread implements EventWriter {
   readonly #store: Store;
   readonly #logger: Logger;
   readonly #worker: Worker;

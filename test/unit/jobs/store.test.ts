@@ -3,6 +3,7 @@ import type { Job } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { createStoreProcessor } from '../../../jobs/store.ts';
 import { createLogger } from '../../../src/log.ts';
+import { directWriter } from '../../../src/store/index.ts';
 import { callEvent, seedRun, taskEvent, useTempStores } from '../store/helpers.ts';
 
 /** The processor reads only a job's id and data. */
@@ -30,7 +31,10 @@ describe('store processor', () => {
     const store = stores.open();
     const { runId } = seedRun(store, { taskCount: 3 });
     const { logger } = capturedLogger();
-    const process = createStoreProcessor(store, logger, { batchJobs: 3, windowMs: 60_000 });
+    const process = createStoreProcessor(directWriter(store), logger, {
+      batchJobs: 3,
+      windowMs: 60_000,
+    });
     let settled = 0;
     const first = [
       process(job('j1', [callEvent(runId, 't0'), taskEvent(runId, 't0', 'done', T0)])),
@@ -59,7 +63,7 @@ describe('store processor', () => {
   it('commits a lone job once its window has passed', async () => {
     const store = stores.open();
     const { runId } = seedRun(store, { taskCount: 1 });
-    const process = createStoreProcessor(store, capturedLogger().logger, {
+    const process = createStoreProcessor(directWriter(store), capturedLogger().logger, {
       batchJobs: 16,
       windowMs: 5,
     });
@@ -73,7 +77,10 @@ describe('store processor', () => {
     const store = stores.open();
     const { runId } = seedRun(store, { taskCount: 2 });
     const { logger, lines } = capturedLogger();
-    const process = createStoreProcessor(store, logger, { batchJobs: 2, windowMs: 60_000 });
+    const process = createStoreProcessor(directWriter(store), logger, {
+      batchJobs: 2,
+      windowMs: 60_000,
+    });
     const results = await Promise.all([
       process(job('j1', [taskEvent(runId, 't0', 'done', T0), { type: 'task', runId }])),
       process(job('j2', [{ type: 'nonsense' }, taskEvent(runId, 't1', 'done', T0)])),
@@ -92,7 +99,7 @@ describe('store processor', () => {
   it('fails every job of a batch whose transaction fails, so each is retried', async () => {
     const store = stores.open();
     const { runId } = seedRun(store, { taskCount: 2 });
-    const process = createStoreProcessor(store, capturedLogger().logger, {
+    const process = createStoreProcessor(directWriter(store), capturedLogger().logger, {
       batchJobs: 2,
       windowMs: 60_000,
     });
