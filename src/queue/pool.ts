@@ -61,6 +61,16 @@ export async function pauseSearchQueue(
   await queue.pause();
 }
 
+/** The writer thread, or the calling thread when a thread cannot be started here. */
+async function startWriterThread(store: Store, log: Logger): Promise<EventWriter> {
+  try {
+    return await StoreWriterThread.start(store, log);
+  } catch (error) {
+    log.warn({ err: error }, 'could not start the SQLite writer thread; writing on this thread');
+    return directWriter(store);
+  }
+}
+
 /** Search slots per BullMQ worker (see startPool). */
 export const SLOTS_PER_WORKER = 16;
 
@@ -88,7 +98,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   const writer: EventWriter | undefined =
     options.store && options.roles.includes('store')
       ? options.roles.includes('search')
-        ? await StoreWriterThread.start(options.store, log)
+        ? await startWriterThread(options.store, log)
         : directWriter(options.store)
       : undefined;
   const sink = new StoreSink(

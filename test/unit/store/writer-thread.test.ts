@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../../src/log.ts';
@@ -44,6 +45,14 @@ describe('StoreWriterThread', () => {
     expect(store.calls.totals(runId).creditsUsed).toBe(2);
     expect(store.results.count(runId)).toBeGreaterThan(0);
     expect(store.runs.get(runId)?.status).toBe('completed');
+  });
+
+  it('refuses to start, with the reason, when the thread cannot open the database', async () => {
+    const store = stores.open();
+    const unopenable = { ...store, path: path.join(store.path, 'not-a-dir', 'x.db') };
+    await expect(StoreWriterThread.start(unopenable, capturedLogger().logger)).rejects.toThrow(
+      /ENOTDIR|not a directory/i,
+    );
   });
 
   it('after the thread dies, writes run on the calling thread and nothing is lost', async () => {
