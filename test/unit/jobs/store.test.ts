@@ -1,25 +1,13 @@
-import { Writable } from 'node:stream';
 import type { Job } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { createStoreProcessor } from '../../../jobs/store.ts';
-import { createLogger } from '../../../src/log.ts';
 import { directWriter } from '../../../src/store/index.ts';
+import { capturedLogger } from '../../helpers/logger.ts';
 import { callEvent, seedRun, taskEvent, useTempStores } from '../store/helpers.ts';
 
 /** The processor reads only a job's id and data. */
 function job(id: string, events: unknown[]): Job {
   return { id, data: { events } } as unknown as Job;
-}
-
-function capturedLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  return { logger: createLogger({ level: 'info', destination }), lines };
 }
 
 const T0 = Date.UTC(2025, 0, 2, 9);

@@ -1,22 +1,10 @@
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '../../../src/log.ts';
 import { StoreWriterThread } from '../../../src/store/writer-thread.ts';
+import { capturedLogger } from '../../helpers/logger.ts';
 import { callEvent, resultsEvent, seedRun, taskEvent, useTempStores, webItem } from './helpers.ts';
 
 const T0 = Date.UTC(2025, 0, 2, 9);
-
-function capturedLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(JSON.parse(String(chunk)));
-      done();
-    },
-  });
-  return { logger: createLogger({ level: 'info', destination }), lines };
-}
 
 describe('StoreWriterThread', () => {
   const stores = useTempStores();
