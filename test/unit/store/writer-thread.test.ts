@@ -56,6 +56,17 @@ describe('StoreWriterThread', () => {
     expect(store.runs.get(runId)?.status).toBe('completed');
   });
 
+  it('a batch written while the thread closes, or after, is committed, not dropped', async () => {
+    const store = stores.open();
+    const { runId } = seedRun(store, { taskCount: 2 });
+    const thread = await StoreWriterThread.start(store, capturedLogger().logger);
+    const closing = thread.close();
+    await thread.write([taskEvent(runId, 't0', 'done', T0)]);
+    await closing;
+    await thread.write([taskEvent(runId, 't1', 'done', T0)]);
+    expect(store.tasks.counts(runId)).toMatchObject({ done: 2 });
+  });
+
   it('a batch the thread had not answered when it died is committed here, once', async () => {
     const store = stores.open();
     const { runId } = seedRun(store, { taskCount: 1 });
