@@ -108,8 +108,6 @@ export function benchPrefix(): string {
   return prefix;
 }
 
-/** Deletes every key under `prefix` (SCAN + DEL, never FLUSHDB). */
-
 /** A temporary folder, removed at cleanup. */
 export function benchDir(label: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), `harvest-bench-${label}-`));
