@@ -1,6 +1,6 @@
 /**
  * Calls in flight, journaled in Redis. A call is written here before it is sent and removed
- * once its record is in the store queue. When a worker process dies (SIGKILL, power loss)
+ * once its record is durable (in the store queue, or committed to SQLite). When a worker process dies (SIGKILL, power loss)
  * between the two, its heartbeat lapses and any live worker turns the orphaned entries into
  * calls recorded with outcome `LOST` and unknown cost: the service may have billed them, and
  * harvest says so instead of pretending they never happened.
@@ -80,7 +80,7 @@ export class InflightJournal {
     return this.#begins.add(call);
   }
 
-  /** Removes a call whose record is safely in the store queue. */
+  /** Removes a call whose record is durable. */
   end(callId: string): Promise<void> {
     return this.#ends.add(callId);
   }
