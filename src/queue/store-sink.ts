@@ -5,9 +5,8 @@
  * repeat a call but never lose its record.
  *
  * Two writes exist: `queueWrite` adds one `store` job carrying the batch (a search worker
- * without the database), and a process that owns the database commits the batch to SQLite
- * itself (see `commitEvents` in jobs/store.ts), which spares the events a round trip through
- * Redis.
+ * without the database), and a process that owns the database hands the batch to its
+ * `StoreWriter` (src/store/commit.ts), which spares the events a round trip through Redis.
  */
 import type { Queue } from 'bullmq';
 import type { StoreEvent } from '../store/events.ts';

@@ -11,7 +11,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../log.ts';
 import type { RejectedEvent } from './apply-events.ts';
-import { commitEvents, type EventWriter } from './commit.ts';
+import { directWriter, type EventWriter } from './commit.ts';
 import type { Store } from './db.ts';
 
 export interface WriterData {
@@ -27,14 +27,15 @@ export type FromWriter =
 interface Pending {
   events: unknown[];
   resolve: (rejected: RejectedEvent[]) => void;
-  reject: (error: Error) => void;
+  reject: (error: unknown) => void;
 }
 
 const ENTRY = new URL('./writer-thread-entry.js', import.meta.url);
 const YOUNG_GENERATION_MB = 8;
 
 export class StoreWriterThread implements EventWriter {
-  readonly #store: Store;
+  /** Where writes go once the thread is gone: the calling thread. */
+  readonly #fallback: EventWriter;
   readonly #logger: Logger;
   readonly #worker: Worker;
   readonly #pending = new Map<number, Pending>();
@@ -44,7 +45,7 @@ export class StoreWriterThread implements EventWriter {
   #closing = false;
 
   private constructor(store: Store, logger: Logger, worker: Worker) {
-    this.#store = store;
+    this.#fallback = directWriter(store);
     this.#logger = logger;
     this.#worker = worker;
     worker.on('message', (message: FromWriter) => this.#onMessage(message));
@@ -83,7 +84,7 @@ export class StoreWriterThread implements EventWriter {
 
   /** Commits `events` in one transaction; resolves with the events that failed validation. */
   write(events: unknown[]): Promise<RejectedEvent[]> {
-    if (this.#gone) return Promise.resolve(this.#commitHere(events));
+    if (this.#gone) return this.#fallback.write(events);
     const id = this.#nextId++;
     return new Promise<RejectedEvent[]>((resolve, reject) => {
       this.#pending.set(id, { events, resolve, reject });
@@ -108,10 +109,6 @@ export class StoreWriterThread implements EventWriter {
     await exited;
   }
 
-  #commitHere(events: unknown[]): RejectedEvent[] {
-    return commitEvents(this.#store, events).rejected;
-  }
-
   #onMessage(message: FromWriter): void {
     if (message.type === 'ready') return;
     const pending = this.#pending.get(message.id);
@@ -132,11 +129,7 @@ export class StoreWriterThread implements EventWriter {
     }
     for (const [id, pending] of this.#pending) {
       this.#pending.delete(id);
-      try {
-        pending.resolve(this.#commitHere(pending.events));
-      } catch (error) {
-        pending.reject(error instanceof Error ? error : new Error(String(error)));
-      }
+      this.#fallback.write(pending.events).then(pending.resolve, pending.reject);
     }
   }
 }
