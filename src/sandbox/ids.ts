@@ -1,5 +1,5 @@
 /** Identifiers: UUIDv7 (time-ordered, as the hosted service's search ids) and seeded UUIDs. */
-import { createHash, randomFillSync } from 'node:crypto';
+import { hash, randomFillSync } from 'node:crypto';
 
 const POOL_SIZE = 16 * 256;
 const pool = Buffer.alloc(POOL_SIZE);
@@ -34,7 +34,7 @@ export function uuidv7(nowMs: number = Date.now()): string {
 
 /** A UUID (v4 form) derived from `text`: the same text gives the same id. */
 export function seededUuid(text: string): string {
-  const b = createHash('sha256').update(text).digest().subarray(0, 16);
+  const b = hash('sha256', text, 'buffer').subarray(0, 16);
   b[6] = 0x40 | (b[6]! & 0x0f);
   b[8] = 0x80 | (b[8]! & 0x3f);
   return hex(b, 0);
