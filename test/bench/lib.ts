@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
 import { loadSettings, type Settings } from '../../src/config.ts';
 import type { LedgerSnapshot } from '../../src/sandbox/index.ts';
 import { deletePrefix } from '../helpers/redis.ts';
@@ -249,6 +250,33 @@ export function readRssKb(pid: number): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * CPU time (user + system) in ms from /proc: of process `pid`, or of its thread `tid` when given.
+ * Undefined once gone.
+ */
+export function readCpuMs(pid: number, tid?: number): number | undefined {
+  try {
+    const file = tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`;
+    const stat = readFileSync(file, 'utf8');
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+/** USER_HZ, the unit of /proc/<pid>/stat times: 100 on every Linux platform Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** CPU time of the Redis server, in ms (INFO cpu: used_cpu_user + used_cpu_sys). */
+export async function readRedisCpuMs(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string) =>
+    Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return (field('used_cpu_user') + field('used_cpu_sys')) * 1000;
 }
 
 // ---------------------------------------------------------------------------------------------

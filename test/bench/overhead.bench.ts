@@ -5,6 +5,11 @@
  * the same concurrency, on the same Redis) measured in the same run. Target: >= 0.35 at the
  * best concurrency tried.
  *
+ * It also prints the CPU time spent per search (per job for BullMQ) by this process's main
+ * thread, its other threads (SQLite writer, garbage collector), the sandbox and Redis. Both
+ * runs keep the machine's cores busy, so the ratio is close to the ratio of those totals, and
+ * the split says where a gain has to come from.
+ *
  * Run: `npx tsx test/bench/overhead.bench.ts`
  * Knobs (env): N (searches and jobs per case, default 20,000), CONCURRENCIES (default 64,256).
  */
@@ -28,6 +33,8 @@ import {
   printBlock,
   REDIS_URL,
   type Row,
+  readCpuMs,
+  readRedisCpuMs,
   runBench,
   type SandboxChild,
   startSandboxChild,
@@ -43,8 +50,51 @@ const MIN_RATIO = 0.35;
 /** Jobs per addBulk call, as harvest's enqueue uses. */
 const ADD_CHUNK = 1000;
 
+/** CPU time per search or job, in µs, of the parts that share the machine. */
+interface CpuSplit {
+  /** This process's main thread (BullMQ, the API client, the journal, the sink). */
+  main: number;
+  /** Its other threads: the SQLite writer, V8's garbage collector and compiler, libuv. */
+  threads: number;
+  sandbox?: number;
+  redis: number;
+}
+
+/** Starts counting CPU time; the returned function gives each part's µs per unit of `count`. */
+async function cpuMeter(
+  redis: Redis,
+  sandboxPid?: number,
+): Promise<(count: number) => Promise<CpuSplit>> {
+  const self = process.cpuUsage();
+  const main = readCpuMs(process.pid, process.pid) ?? 0;
+  const sandbox = sandboxPid === undefined ? undefined : readCpuMs(sandboxPid);
+  const redisMs = await readRedisCpuMs(redis);
+  return async (count) => {
+    const used = process.cpuUsage(self);
+    const mainUs = ((readCpuMs(process.pid, process.pid) ?? 0) - main) * 1000;
+    const sandboxNow = sandboxPid === undefined ? undefined : readCpuMs(sandboxPid);
+    return {
+      main: mainUs / count,
+      threads: (used.user + used.system - mainUs) / count,
+      sandbox:
+        sandbox === undefined || sandboxNow === undefined
+          ? undefined
+          : ((sandboxNow - sandbox) * 1000) / count,
+      redis: (((await readRedisCpuMs(redis)) - redisMs) * 1000) / count,
+    };
+  };
+}
+
+function formatCpu(cpu: CpuSplit): string {
+  const parts = [`main thread ${fixed(cpu.main, 0)}`, `other threads ${fixed(cpu.threads, 0)}`];
+  if (cpu.sandbox !== undefined) parts.push(`sandbox ${fixed(cpu.sandbox, 0)}`);
+  parts.push(`Redis ${fixed(cpu.redis, 0)}`);
+  const total = cpu.main + cpu.threads + (cpu.sandbox ?? 0) + cpu.redis;
+  return `${parts.join(' + ')} = ${fixed(total, 0)} µs`;
+}
+
 /** Bare BullMQ: N no-op jobs through one Worker; jobs per second from the first add to the last completion. */
-async function bullmqBaseline(concurrency: number): Promise<number> {
+async function bullmqBaseline(concurrency: number): Promise<{ perSec: number; cpu: CpuSplit }> {
   const prefix = benchPrefix();
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const closeConnection = closer(() => void connection.disconnect());
@@ -63,6 +113,7 @@ async function bullmqBaseline(concurrency: number): Promise<number> {
   });
   await worker.waitUntilReady();
 
+  const meter = await cpuMeter(connection);
   const t0 = performance.now();
   for (let start = 0; start < N; start += ADD_CHUNK) {
     const chunk = Array.from({ length: Math.min(ADD_CHUNK, N - start) }, (_, i) => ({
@@ -74,11 +125,12 @@ async function bullmqBaseline(concurrency: number): Promise<number> {
   }
   await done;
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = await meter(N);
 
   await closeWorker();
   await closeQueue();
   await closeConnection();
-  return N / seconds;
+  return { perSec: N / seconds, cpu };
 }
 
 /** harvest: `count` plain searches; searches per second from startRun to the run's completion. */
@@ -86,7 +138,7 @@ async function harvestRun(
   sandbox: SandboxChild,
   concurrency: number,
   count = N,
-): Promise<{ perSec: number; done: number; failed: number }> {
+): Promise<{ perSec: number; done: number; failed: number; cpu: CpuSplit }> {
   const dir = benchDir('overhead');
   const prefix = benchPrefix();
   const settings = benchSettings({ apiUrl: sandbox.url, prefix, dir });
@@ -103,14 +155,16 @@ async function harvestRun(
   });
   const closePool = closer(() => pool.close());
 
+  const meter = await cpuMeter(runtime.redis, sandbox.child.pid);
   const t0 = performance.now();
   const { runId } = await startRun(runtime, file, { logger });
   const final = await waitForRun(runtime, runId, { pollMs: 50 });
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = await meter(count);
 
   await closePool();
   await closeRuntime();
-  return { perSec: final.done / seconds, done: final.done, failed: final.failed };
+  return { perSec: final.done / seconds, done: final.done, failed: final.failed, cpu };
 }
 
 async function main(): Promise<void> {
@@ -127,13 +181,15 @@ async function main(): Promise<void> {
   for (const concurrency of CONCURRENCIES) {
     const baseline = await bullmqBaseline(concurrency);
     const harvest = await harvestRun(sandbox, concurrency);
-    const ratio = harvest.perSec / baseline;
+    const ratio = harvest.perSec / baseline.perSec;
     console.log(
-      `  c=${concurrency}: BullMQ ${fixed(baseline, 0)} jobs/s, harvest ${fixed(harvest.perSec, 0)} searches/s, ratio ${fixed(ratio, 3)}`,
+      `  c=${concurrency}: BullMQ ${fixed(baseline.perSec, 0)} jobs/s, harvest ${fixed(harvest.perSec, 0)} searches/s, ratio ${fixed(ratio, 3)}`,
     );
+    console.log(`    CPU per BullMQ job: ${formatCpu(baseline.cpu)}`);
+    console.log(`    CPU per search:     ${formatCpu(harvest.cpu)}`);
     rows.push([
       String(concurrency),
-      `${fixed(baseline, 0)} jobs/s`,
+      `${fixed(baseline.perSec, 0)} jobs/s`,
       `${fixed(harvest.perSec, 0)} searches/s`,
       fixed(ratio, 3),
       `${harvest.done} / ${harvest.failed}`,
