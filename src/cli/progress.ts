@@ -12,7 +12,7 @@ export function createProgressView(stream: NodeJS.WriteStream = process.stderr):
     const bar = new SingleBar({
       stream,
       format:
-        '{bar} {percentage}% | {value}/{total} done | failed {failed} | retrying {retrying} | credits {credits} | {rate}/s | ETA {eta}',
+        '{bar} {percentage}% | {value}/{total} done | failed {failed} | retrying {retrying} | credits {credits} | {rate} | ETA {eta}',
       hideCursor: true,
       barsize: 24,
     });
@@ -23,7 +23,7 @@ export function createProgressView(stream: NodeJS.WriteStream = process.stderr):
           failed: p.failed,
           retrying: p.retrying,
           credits: p.creditsUsed,
-          rate: p.ratePerSec.toFixed(1),
+          rate: formatRate(p.ratePerSec),
           eta: p.etaSec === null ? '-' : `${p.etaSec}s`,
         };
         if (!started) {
@@ -50,7 +50,12 @@ export function createProgressView(stream: NodeJS.WriteStream = process.stderr):
 }
 
 export function formatProgressLine(p: Progress): string {
-  return `${p.runId}: ${p.done + p.failed}/${p.total} ended (done ${p.done}, failed ${p.failed}, retrying ${p.retrying}), credits ${p.creditsUsed}, ${p.ratePerSec.toFixed(1)}/s`;
+  return `${p.runId}: ${p.done + p.failed}/${p.total} ended (done ${p.done}, failed ${p.failed}, retrying ${p.retrying}), credits ${p.creditsUsed}, ${formatRate(p.ratePerSec)}`;
+}
+
+/** Tasks ended per second, or `-/s` while the rate is not known yet. */
+function formatRate(perSec: number | null): string {
+  return perSec === null ? '-/s' : `${perSec.toFixed(1)}/s`;
 }
 
 export function formatSummary(p: Progress, dbPath: string): string {

@@ -13,8 +13,8 @@ export interface Progress {
   pending: number;
   creditsUsed: number;
   calls: number;
-  /** Tasks ended per second over the last few seconds. */
-  ratePerSec: number;
+  /** Tasks ended per second over the last few seconds; null until a second reading. */
+  ratePerSec: number | null;
   /** Seconds until every task has ended at the current rate; null when unknown. */
   etaSec: number | null;
   elapsedMs: number;
@@ -62,7 +62,8 @@ async function readProgress(
   samples.push({ at: now, ended });
   while (samples.length > 2 && samples[0]!.at < now - 5000) samples.shift();
   const first = samples[0]!;
-  const ratePerSec = now > first.at ? ((ended - first.ended) * 1000) / (now - first.at) : 0;
+  // One reading says how many tasks have ended, not how fast: they may have ended before it.
+  const ratePerSec = now > first.at ? ((ended - first.ended) * 1000) / (now - first.at) : null;
   const remaining = counts.total - ended;
   const paused = await pausedReason(runtime).catch(() => undefined);
   return {
@@ -76,7 +77,7 @@ async function readProgress(
     creditsUsed: calls.creditsUsed,
     calls: calls.calls,
     ratePerSec,
-    etaSec: ratePerSec > 0 ? Math.round(remaining / ratePerSec) : null,
+    etaSec: ratePerSec ? Math.round(remaining / ratePerSec) : null,
     elapsedMs: now - startedAt,
     ...(paused ? { paused: { code: paused.code, reason: paused.reason } } : {}),
   };

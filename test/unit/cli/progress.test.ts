@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { formatProgressLine } from '../../../src/cli/progress.ts';
+import type { Progress } from '../../../src/run/wait.ts';
+
+const progress = (over: Partial<Progress> = {}): Progress => ({
+  runId: 'r1',
+  status: 'running',
+  total: 100,
+  done: 40,
+  failed: 2,
+  retrying: 1,
+  pending: 57,
+  creditsUsed: 80,
+  calls: 45,
+  ratePerSec: 12.345,
+  etaSec: 5,
+  elapsedMs: 3000,
+  ...over,
+});
+
+describe('formatProgressLine', () => {
+  it('shows ended, done, failed, retrying, credits and the rate', () => {
+    expect(formatProgressLine(progress())).toBe(
+      'r1: 42/100 ended (done 40, failed 2, retrying 1), credits 80, 12.3/s',
+    );
+  });
+
+  it('shows no rate until one is known, rather than 0/s', () => {
+    expect(formatProgressLine(progress({ ratePerSec: null, etaSec: null }))).toMatch(/, -\/s$/);
+  });
+});
