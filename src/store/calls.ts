@@ -32,7 +32,11 @@ export interface CallError {
 }
 
 export interface CallsTable {
-  /** Records a call; returns false when this `callId` was recorded already. */
+  /**
+   * Records a call; returns false when this `callId` was recorded already. A `LOST` record
+   * (written when its worker fell silent) gives way to the call's real record: the worker may
+   * have been slow rather than dead, and the real record knows what the call cost.
+   */
   insert(event: CallEvent): boolean;
   summary(runId: string): CallSummary;
   /** `summary` without the per-outcome split, read from counters: cheap enough to poll. */
@@ -67,6 +71,23 @@ export function createCallsTable(db: Database): CallsTable {
     `INSERT OR IGNORE INTO calls (call_id, run_id, task_key, attempt, started_at, duration_ms,
        status, outcome, error_message, search_id, warning, credits_used, retry_after_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const replaceLost = db.prepare<
+    [
+      number,
+      number | null,
+      string,
+      string | null,
+      string | null,
+      string | null,
+      number | null,
+      number | null,
+      string,
+    ]
+  >(
+    `UPDATE calls SET duration_ms = ?, status = ?, outcome = ?, error_message = ?, search_id = ?,
+       warning = ?, credits_used = ?, retry_after_ms = ?
+     WHERE call_id = ? AND outcome = 'LOST'`,
   );
   const byOutcome = db.prepare<
     [string],
@@ -104,7 +125,21 @@ export function createCallsTable(db: Database): CallsTable {
         e.creditsUsed,
         e.retryAfterMs ?? null,
       );
-      return info.changes > 0;
+      if (info.changes > 0) return true;
+      if (e.outcome === 'LOST') return false;
+      return (
+        replaceLost.run(
+          Math.round(e.durationMs),
+          e.status,
+          e.outcome,
+          clip(e.errorMessage),
+          e.searchId ?? null,
+          clip(e.warning),
+          e.creditsUsed,
+          e.retryAfterMs ?? null,
+          e.callId,
+        ).changes > 0
+      );
     },
     summary(runId) {
       const s: CallSummary = { calls: 0, creditsUsed: 0, byOutcome: {}, unknownCostCalls: 0 };

@@ -181,6 +181,17 @@ export const MIGRATIONS: readonly string[] = [
     DELETE FROM run_counts WHERE run_id = OLD.id;
   END;
   `,
+  // 3: a call recorded as LOST (its worker fell silent) is replaced by its real record when
+  // that arrives after all; the run's credit totals follow.
+  `
+  CREATE TRIGGER calls_count_update AFTER UPDATE OF credits_used ON calls BEGIN
+    UPDATE run_counts SET
+      credits_used = credits_used - COALESCE(OLD.credits_used, 0) + COALESCE(NEW.credits_used, 0),
+      unknown_cost_calls = unknown_cost_calls - (OLD.credits_used IS NULL)
+                           + (NEW.credits_used IS NULL)
+    WHERE run_id = NEW.run_id;
+  END;
+  `,
 ];
 
 /** The `user_version` a fully migrated database has. */

@@ -286,4 +286,33 @@ describe('applyEvents', () => {
     store.applyEvents(calls);
     expect(store.tasks.get(runId, 't0')?.creditsUsed).toBe(5);
   });
+
+  it("replaces a LOST record with the call's real record, whichever arrives first", () => {
+    const store = stores.open({ now: () => T0 });
+    const { runId } = seedRun(store);
+    const real = callEvent(runId, 't0', { creditsUsed: 4, durationMs: 900 });
+    const lost = callEvent(runId, 't0', {
+      callId: real.callId,
+      outcome: 'LOST',
+      status: null,
+      creditsUsed: null,
+      errorMessage: 'the worker stopped before the answer was recorded; the cost is unknown',
+      searchId: null,
+    });
+    const other = callEvent(runId, 't1', { creditsUsed: 2 });
+
+    // A pool reaped the call of a slow worker, whose real record arrives afterwards.
+    expect(store.applyEvents([lost, other])).toMatchObject({ calls: 2 });
+    expect(store.calls.totals(runId)).toEqual({ calls: 2, creditsUsed: 2, unknownCostCalls: 1 });
+    expect(store.applyEvents([real])).toMatchObject({ calls: 1, duplicateCalls: 0 });
+    const expected = { calls: 2, creditsUsed: 6, unknownCostCalls: 0 };
+    expect(store.calls.totals(runId)).toEqual(expected);
+    expect(store.calls.summary(runId)).toEqual({ ...expected, byOutcome: { ok: 2 } });
+    expect(store.tasks.get(runId, 't0')?.creditsUsed).toBe(4);
+
+    // Redelivered, either record changes nothing: the real one stays.
+    expect(store.applyEvents([lost, real])).toMatchObject({ calls: 0, duplicateCalls: 2 });
+    expect(store.calls.totals(runId)).toEqual(expected);
+    expect(store.tasks.get(runId, 't0')?.creditsUsed).toBe(4);
+  });
 });
