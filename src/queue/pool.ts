@@ -115,6 +115,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   const inflight = new InflightJournal(redis, keys, Math.max(lockDurationMs, 1000));
   const workers: Worker[] = [];
   const timers: NodeJS.Timeout[] = [];
+  let heartbeats: NodeJS.Timeout | undefined;
 
   if (options.roles.includes('search')) {
     if (!options.client) throw new Error('the search role needs an API client');
@@ -154,11 +155,11 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
     }
 
     await inflight.heartbeat(workerId);
+    heartbeats = setInterval(
+      () => void inflight.heartbeat(workerId).catch(() => {}),
+      Math.max(200, Math.floor(inflight.heartbeatTtlMs / 3)),
+    );
     timers.push(
-      setInterval(
-        () => void inflight.heartbeat(workerId).catch(() => {}),
-        Math.max(200, Math.floor(inflight.heartbeatTtlMs / 3)),
-      ),
       setInterval(
         () =>
           void inflight
@@ -223,9 +224,12 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
     close() {
       closing ??= (async () => {
         for (const t of timers) clearInterval(t);
-        // Search workers first: in-flight calls finish and push their records.
+        // Search workers first: in-flight calls finish and push their records. The heartbeat
+        // goes on until those records are durable: a call may take a minute, and a pool that
+        // saw this worker fall silent would record its calls as lost meanwhile.
         await Promise.all(workers.map((w) => (w.name === QUEUES.search ? w.close() : undefined)));
         await sink.drain();
+        clearInterval(heartbeats);
         await Promise.all(workers.map((w) => (w.name === QUEUES.store ? w.close() : undefined)));
         await writer?.close();
         await searchQueue.close();

@@ -158,6 +158,40 @@ describe('crash safety', () => {
     expect(final.done).toBe(60);
   }, 120_000);
 
+  it('a closing pool keeps its heartbeat until its calls are recorded: a slow call is not reaped as lost', async () => {
+    h = await startHarness({ sandbox: { latency: { minMs: 2500, maxMs: 2500 } } });
+    const file = h.writePipeline('slow-close', matrixPipeline('it-slow-close', 1));
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    // A search-only pool whose heartbeat lives 1 s, with one slow call in flight.
+    const closing = await startLocalPool(h.settings, {
+      roles: ['search'],
+      concurrency: 1,
+      logger: h.logger,
+      lockDurationMs: 1000,
+    });
+    const journal = new InflightJournal(h.runtime.redis, h.runtime.keys);
+    while ((await journal.pending()) === 0) await sleep(20);
+    // Another pool, which reaps the calls of silent workers every second.
+    storePool = await startLocalPool(h.settings, {
+      roles: ['search', 'store'],
+      store: h.runtime.store,
+      logger: h.logger,
+      lockDurationMs: 1000,
+      stalledIntervalMs: 60_000,
+    });
+    await closing.close();
+
+    const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(final.status).toBe('completed');
+    expect(h.logs()).not.toContain('recorded calls lost with a dead worker');
+    expect(h.runtime.store.calls.summary(runId)).toMatchObject({
+      calls: 1,
+      byOutcome: { ok: 1 },
+      unknownCostCalls: 0,
+      creditsUsed: ledger(h).creditsCharged,
+    });
+  }, 60_000);
+
   it('recovers from a Redis that lost everything: --resume completes the run, nothing lost or doubled', async () => {
     h = await startHarness({ sandbox: { latency: { minMs: 10, maxMs: 30 } } });
     const file = h.writePipeline('flush', matrixPipeline('it-flush', 200));
