@@ -94,6 +94,18 @@ export function backoffDelayMs(input: {
   return Math.max(jittered, input.retryAfterMs ?? 0);
 }
 
+/**
+ * Attempts of a `store` job (a batch of events on its way to SQLite). With the delays of
+ * `storeRetryDelayMs` they span over an hour on average: a database that is locked, full or being
+ * moved for that long costs time, not records.
+ */
+export const STORE_JOB_ATTEMPTS = 150;
+
+/** Delay before a failed `store` job is tried again: the capped full-jitter backoff above. */
+export function storeRetryDelayMs(attemptsMade: number, random: () => number): number {
+  return backoffDelayMs({ attemptsMade, random });
+}
+
 /** Decides what the runner does after a failed call. Pure. */
 export function decideRetry(input: RetryInput): Decision {
   const { error } = input;

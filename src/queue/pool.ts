@@ -14,6 +14,7 @@ import type { Logger } from '../log.ts';
 import type { TaskEvent } from '../store/events.ts';
 import { directWriter, type EventWriter, type Store } from '../store/index.ts';
 import { StoreWriterThread } from '../store/writer-thread.ts';
+import { storeRetryDelayMs } from './backoff.ts';
 import { Budget } from './budget.ts';
 import { createRedis } from './connection.ts';
 import { InflightJournal } from './inflight.ts';
@@ -179,11 +180,20 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
       // Jobs in hand at once; those that arrive together share one transaction.
       concurrency: STORE_BATCH_JOBS,
       maxStalledCount: 100,
+      settings: {
+        backoffStrategy: (attemptsMade: number) => storeRetryDelayMs(attemptsMade, Math.random),
+      },
     });
     worker.on('error', (error) => log.error({ err: error }, 'store worker error'));
-    worker.on('failed', (job, error) =>
-      log.error({ err: error, jobId: job?.id }, 'store job failed; it will be retried'),
-    );
+    worker.on('failed', (job, error) => {
+      const last = job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1);
+      log.error(
+        { err: error, jobId: job?.id, attemptsMade: job?.attemptsMade },
+        last
+          ? 'store job failed for good: its events stay in the failed set of the store queue'
+          : 'store job failed; it will be retried',
+      );
+    });
     workers.push(worker);
   }
 

@@ -10,6 +10,7 @@
  */
 import type { Queue } from 'bullmq';
 import type { StoreEvent } from '../store/events.ts';
+import { STORE_JOB_ATTEMPTS } from './backoff.ts';
 
 /** Makes a batch of events durable; the sink calls it once per flush. */
 export type WriteEvents = (events: StoreEvent[]) => Promise<unknown>;
@@ -20,9 +21,18 @@ export function queueWrite(storeQueue: Queue): WriteEvents {
     storeQueue.add(
       'events',
       { events },
-      { removeOnComplete: true, removeOnFail: 1000, attempts: 5 },
+      {
+        removeOnComplete: true,
+        removeOnFail: 1000,
+        attempts: STORE_JOB_ATTEMPTS,
+        // Delays from storeRetryDelayMs, through the store worker's backoff strategy.
+        backoff: { type: STORE_BACKOFF },
+      },
     );
 }
+
+/** The custom backoff type of `store` jobs (see the store worker in pool.ts). */
+export const STORE_BACKOFF = 'harvest-store';
 
 export interface StoreSinkOptions {
   /** Flush at once when this many events are waiting. Default 500. */

@@ -18,6 +18,8 @@ import {
   DEFAULT_RATE_LIMIT_WAIT_MS,
   decideRetry,
   isRetryable,
+  STORE_JOB_ATTEMPTS,
+  storeRetryDelayMs,
 } from '../../../src/queue/backoff.ts';
 
 const half = () => 0.5;
@@ -166,5 +168,22 @@ describe('decideRetry', () => {
     expect(hint(100)).toEqual({ kind: 'retry', delayMs: 2_000 });
     expect(hint(3_000)).toEqual({ kind: 'retry', delayMs: 3_000 });
     expect(hint(120_000)).toEqual({ kind: 'retry', delayMs: 120_000 });
+  });
+});
+
+describe('storeRetryDelayMs', () => {
+  it('doubles from 1 s up to a minute, with full jitter', () => {
+    const top = () => 1;
+    expect([1, 2, 3, 7, 8, 50].map((n) => storeRetryDelayMs(n, top))).toEqual([
+      1000, 2000, 4000, 60_000, 60_000, 60_000,
+    ]);
+    expect(storeRetryDelayMs(3, half)).toBe(2000);
+    expect(storeRetryDelayMs(3, () => 0)).toBe(0);
+  });
+
+  it('keeps a batch of events retrying for over an hour on average', () => {
+    let expectedMs = 0;
+    for (let n = 1; n < STORE_JOB_ATTEMPTS; n++) expectedMs += storeRetryDelayMs(n, half);
+    expect(expectedMs).toBeGreaterThan(60 * 60_000);
   });
 });
