@@ -13,6 +13,11 @@ if total > tonumber(ARGV[3]) then
 end
 return total`;
 
+const RAISE_TO = `
+local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+if current < tonumber(ARGV[2]) then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
+return 0`;
+
 export class Budget {
   readonly #redis: Redis;
   readonly #key: string;
@@ -40,8 +45,12 @@ export class Budget {
     if (used !== reserved) await this.#redis.hincrby(this.#key, runId, used - reserved);
   }
 
-  /** Sets the counter, e.g. from SQLite when a run resumes after Redis lost its data. */
-  async set(runId: string, credits: number): Promise<void> {
-    await this.#redis.hset(this.#key, runId, credits);
+  /**
+   * Raises the counter to at least `credits`, e.g. to what SQLite says was spent when a run
+   * resumes after Redis lost its data. Never lowers it: the counter also holds the
+   * reservations of calls still in flight, which SQLite knows nothing of yet.
+   */
+  async raiseTo(runId: string, credits: number): Promise<void> {
+    await this.#redis.eval(RAISE_TO, 1, this.#key, runId, credits);
   }
 }

@@ -126,10 +126,11 @@ function unfinishedTasks(
 }
 
 /**
- * Resumes a run: un-pauses the search queue, re-seeds the budget counter from SQLite, and
- * re-enqueues every task that has not ended. Jobs still in Redis are left as they are (job
- * ids are derived from run id and task key, so adding them again is harmless); the run's
- * failed jobs are removed first, so that their ids are free again.
+ * Resumes a run: un-pauses the search queue, raises the budget counter to what SQLite says was
+ * spent (a Redis that lost it starts again from there), and re-enqueues every task that has
+ * not ended. Jobs still in Redis are left as they are (job ids are derived from run id and task
+ * key, so adding them again is harmless); the run's failed jobs are removed first, so that
+ * their ids are free again.
  */
 export async function resumeRun(
   runtime: Runtime,
@@ -150,7 +151,7 @@ export async function resumeRun(
     await runtime.redis.del(runtime.keys.pausedReason);
   }
   const spent = store.calls.totals(runId).creditsUsed;
-  await new Budget(runtime.redis, runtime.keys.budget).set(runId, spent);
+  await new Budget(runtime.redis, runtime.keys.budget).raiseTo(runId, spent);
   const { pipeline } = parseStoredPipeline(pipelineRow.yamlText, pipelineRow.name);
   // A failed job keeps its id taken; SQLite, not Redis, says which tasks are unfinished.
   await removeFailedJobs(runtime.searchQueue, runId);
