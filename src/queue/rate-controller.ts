@@ -2,6 +2,7 @@
  * The shared rate controller: the pure rules of rate.ts applied to state kept in Redis, so
  * every worker on every host obeys one limit (BullMQ's global rate limit on the search queue).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
@@ -16,6 +17,8 @@ import {
 } from './rate.ts';
 
 const LOCK_MS = 1000;
+/** How often a 429 tries again for the lock another worker holds, in ms. */
+const LOCK_RETRY_MS = 20;
 const OBSERVE_WINDOW_MS = 10_000;
 
 export class RateController {
@@ -39,19 +42,25 @@ export class RateController {
     await this.#write(startingState(rateLimitPerMinute));
   }
 
-  /** A 429: every worker waits `waitMs`, and the allowed rate goes down once per wave. */
+  /**
+   * A 429: every worker waits `waitMs`, and the allowed rate goes down once per wave. BullMQ
+   * honours the wait only while the queue has a global rate limit, which the decrease sets:
+   * so a 429 waits for the lock rather than skip its adjustment.
+   */
   async onRateLimited(waitMs: number, message: string, nowMs = Date.now()): Promise<void> {
     await this.#queue.rateLimit(waitMs);
-    await this.#adjust((s) =>
-      onLimited(
-        s,
-        {
-          waitMs,
-          limitPerMinute: limitFromMessage(message),
-          observedPerSec: this.observedPerSec(nowMs),
-        },
-        nowMs,
-      ),
+    await this.#adjust(
+      (s) =>
+        onLimited(
+          s,
+          {
+            waitMs,
+            limitPerMinute: limitFromMessage(message),
+            observedPerSec: this.observedPerSec(nowMs),
+          },
+          nowMs,
+        ),
+      { waitForLock: true },
     );
   }
 
@@ -78,9 +87,17 @@ export class RateController {
     return raw ? (JSON.parse(raw) as RateState) : INITIAL_RATE_STATE;
   }
 
-  async #adjust(rule: (s: RateState) => RateState): Promise<void> {
-    const lock = await this.#redis.set(`${this.#key}:lock`, '1', 'PX', LOCK_MS, 'NX');
-    if (lock !== 'OK') return; // another worker is adjusting right now
+  async #adjust(
+    rule: (s: RateState) => RateState,
+    options: { waitForLock?: boolean } = {},
+  ): Promise<void> {
+    for (let tries = 1; ; tries++) {
+      const lock = await this.#redis.set(`${this.#key}:lock`, '1', 'PX', LOCK_MS, 'NX');
+      if (lock === 'OK') break;
+      // Another worker is adjusting right now: an increase can be skipped, a decrease waits.
+      if (!options.waitForLock || tries * LOCK_RETRY_MS > 2 * LOCK_MS) return;
+      await sleep(LOCK_RETRY_MS);
+    }
     try {
       const before = await this.state();
       const after = rule(before);
