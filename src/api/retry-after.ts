@@ -51,10 +51,15 @@ function headerMs(header: RetryAfterInput['header'], nowMs: number): number | un
   const seconds = SECONDS_RE.exec(value);
   if (seconds) return positiveMs(Number(seconds[1]) * 1000);
   if (!/[a-z]/i.test(value)) return undefined;
-  const at = Date.parse(value);
+  // Every HTTP-date is GMT, but its obsolete asctime form says no zone, and Date.parse would
+  // take that as local time.
+  const at = Date.parse(ZONE_RE.test(value) ? value : `${value} GMT`);
   if (Number.isNaN(at)) return undefined;
   return positiveMs(at - nowMs);
 }
+
+/** A zone in a date: GMT/UTC/UT, or a numeric offset. */
+const ZONE_RE = /\b(?:GMT|UTC|UT)\b|[+-]\d{2}:?\d{2}\b/i;
 
 function secondsMs(value: unknown): number | undefined {
   if (typeof value === 'number') return positiveMs(value * 1000);

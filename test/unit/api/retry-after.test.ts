@@ -16,6 +16,19 @@ describe('parseRetryAfterMs', () => {
     expect(parseRetryAfterMs({ header: header as string | string[], nowMs: NOW })).toBe(expected);
   });
 
+  it('reads the obsolete HTTP-date forms as GMT, whatever the local time zone', () => {
+    const tz = process.env.TZ;
+    process.env.TZ = 'America/New_York';
+    try {
+      for (const header of ['Sun Nov 22 10:15:00 2026', 'Sunday, 22-Nov-26 10:15:00 GMT']) {
+        expect(parseRetryAfterMs({ header, nowMs: NOW })).toBe(27_000);
+      }
+    } finally {
+      if (tz === undefined) delete process.env.TZ;
+      else process.env.TZ = tz;
+    }
+  });
+
   it('reads retry_after_seconds from the body', () => {
     expect(parseRetryAfterMs({ body: { retry_after_seconds: 12 }, nowMs: NOW })).toBe(12_000);
     expect(parseRetryAfterMs({ body: { retry_after_seconds: '4' }, nowMs: NOW })).toBe(4_000);
