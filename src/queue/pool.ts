@@ -42,6 +42,8 @@ export interface PoolOptions {
   stalledIntervalMs?: number;
   /** How often calls lost with dead workers are looked for, in ms. Default min(5000, lock duration). */
   reapIntervalMs?: number;
+  /** Times a search job may come back after its worker died before it fails. Default 100. */
+  maxStalledCount?: number;
 }
 
 export interface Pool {
@@ -144,7 +146,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
         lockDuration: lockDurationMs,
         stalledInterval: options.stalledIntervalMs ?? 15_000,
         // A worker killed mid-call is not the job's fault: let it come back many times.
-        maxStalledCount: 100,
+        maxStalledCount: options.maxStalledCount ?? 100,
         settings: {
           backoffStrategy: (_attempts, _type, error) =>
             error instanceof RetryLaterError ? error.delayMs : 1000,
@@ -218,7 +220,9 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
       ...ids,
       status: final ? 'failed' : 'retrying',
       attempts: job.attemptsMade,
-      errorCode: 'WORKER_ERROR',
+      // A job whose workers stopped during it more than maxStalledCount times is failed by
+      // the next worker that takes it, with BullMQ's reason in `deferredFailure`.
+      errorCode: job.deferredFailure ? 'STALLED' : 'WORKER_ERROR',
       errorMessage: error.message,
       at: Date.now(),
     };

@@ -5,10 +5,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createApiClient } from '../../src/api/index.ts';
 import { estimateSearchCredits } from '../../src/contract/index.ts';
+import { createRedis } from '../../src/queue/connection.ts';
 import { InflightJournal } from '../../src/queue/inflight.ts';
-import type { Pool } from '../../src/queue/pool.ts';
+import { QUEUES } from '../../src/queue/names.ts';
+import { type Pool, startPool } from '../../src/queue/pool.ts';
 import { startLocalPool } from '../../src/run/local.ts';
 import { resumeRun, startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
@@ -190,6 +194,40 @@ describe('crash safety', () => {
       unknownCostCalls: 0,
       creditsUsed: ledger(h).creditsCharged,
     });
+  }, 60_000);
+
+  it('records a task whose job stalled too often as failed (STALLED), so the run ends', async () => {
+    h = await startHarness();
+    const file = h.writePipeline('stalled', matrixPipeline('it-stalled', 1));
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    // A worker takes the job and dies: its lock is never renewed.
+    const connection = createRedis(h.settings.redisUrl, 'worker');
+    const dead = new Worker(QUEUES.search, null, {
+      connection,
+      prefix: h.settings.queuePrefix,
+      lockDuration: 300,
+      autorun: false,
+    });
+    expect(await dead.getNextJob('dead-worker')).toBeDefined();
+    await dead.close(true);
+    await connection.quit();
+
+    const client = createApiClient({ baseUrl: h.settings.apiUrl, apiKey: h.settings.apiKey ?? '' });
+    storePool = await startPool({
+      redisUrl: h.settings.redisUrl,
+      prefix: h.settings.queuePrefix,
+      roles: ['search', 'store'],
+      client,
+      store: h.runtime.store,
+      logger: h.logger,
+      stalledIntervalMs: 300,
+      maxStalledCount: 0,
+    });
+    const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(final).toMatchObject({ status: 'failed', failed: 1, done: 0 });
+    const [task] = [...h.runtime.store.tasks.unfinished(runId)];
+    expect(task).toBeUndefined();
+    expect(h.runtime.store.tasks.failedByCode(runId)).toEqual({ STALLED: 1 });
   }, 60_000);
 
   it('recovers from a Redis that lost everything: --resume completes the run, nothing lost or doubled', async () => {
