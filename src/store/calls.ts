@@ -50,41 +50,47 @@ export function clip(text: string | null | undefined): string | null {
   return text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS - 1)}…` : text;
 }
 
+/** What a call's record says of its outcome, in the order of the `calls` columns. */
+type OutcomeColumns = [
+  durationMs: number,
+  status: number | null,
+  outcome: string,
+  errorMessage: string | null,
+  searchId: string | null,
+  warning: string | null,
+  creditsUsed: number | null,
+  retryAfterMs: number | null,
+];
+
+function outcomeColumns(e: CallEvent): OutcomeColumns {
+  return [
+    Math.round(e.durationMs),
+    e.status,
+    e.outcome,
+    clip(e.errorMessage),
+    e.searchId ?? null,
+    clip(e.warning),
+    e.creditsUsed,
+    e.retryAfterMs ?? null,
+  ];
+}
+
 export function createCallsTable(db: Database): CallsTable {
   const insert = db.prepare<
     [
-      string,
-      string,
-      string,
-      number,
-      number,
-      number,
-      number | null,
-      string,
-      string | null,
-      string | null,
-      string | null,
-      number | null,
-      number | null,
+      callId: string,
+      runId: string,
+      taskKey: string,
+      attempt: number,
+      startedAt: number,
+      ...OutcomeColumns,
     ]
   >(
     `INSERT OR IGNORE INTO calls (call_id, run_id, task_key, attempt, started_at, duration_ms,
        status, outcome, error_message, search_id, warning, credits_used, retry_after_ms)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
-  const replaceLost = db.prepare<
-    [
-      number,
-      number | null,
-      string,
-      string | null,
-      string | null,
-      string | null,
-      number | null,
-      number | null,
-      string,
-    ]
-  >(
+  const replaceLost = db.prepare<[...OutcomeColumns, callId: string]>(
     `UPDATE calls SET duration_ms = ?, status = ?, outcome = ?, error_message = ?, search_id = ?,
        warning = ?, credits_used = ?, retry_after_ms = ?
      WHERE call_id = ? AND outcome = 'LOST'`,
@@ -110,36 +116,10 @@ export function createCallsTable(db: Database): CallsTable {
 
   return {
     insert(e) {
-      const info = insert.run(
-        e.callId,
-        e.runId,
-        e.taskKey,
-        e.attempt,
-        e.startedAt,
-        Math.round(e.durationMs),
-        e.status,
-        e.outcome,
-        clip(e.errorMessage),
-        e.searchId ?? null,
-        clip(e.warning),
-        e.creditsUsed,
-        e.retryAfterMs ?? null,
-      );
+      const outcome = outcomeColumns(e);
+      const info = insert.run(e.callId, e.runId, e.taskKey, e.attempt, e.startedAt, ...outcome);
       if (info.changes > 0) return true;
-      if (e.outcome === 'LOST') return false;
-      return (
-        replaceLost.run(
-          Math.round(e.durationMs),
-          e.status,
-          e.outcome,
-          clip(e.errorMessage),
-          e.searchId ?? null,
-          clip(e.warning),
-          e.creditsUsed,
-          e.retryAfterMs ?? null,
-          e.callId,
-        ).changes > 0
-      );
+      return e.outcome !== 'LOST' && replaceLost.run(...outcome, e.callId).changes > 0;
     },
     summary(runId) {
       const s: CallSummary = { calls: 0, creditsUsed: 0, byOutcome: {}, unknownCostCalls: 0 };

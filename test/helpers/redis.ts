@@ -1,6 +1,7 @@
 /** A fresh Redis key prefix per test, and removal of every key under it afterwards. */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { createRedis } from '../../src/queue/connection.ts';
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -23,4 +24,13 @@ export async function deletePrefix(prefix: string): Promise<number> {
     redis.disconnect();
   }
   return deleted;
+}
+
+/** A fresh prefix and a client connection; `defer` removes the prefix's keys and disconnects. */
+export function testRedis(defer: (undo: () => unknown) => void): { prefix: string; redis: Redis } {
+  const prefix = freshPrefix();
+  defer(() => deletePrefix(prefix));
+  const redis = createRedis(REDIS_URL, 'client');
+  defer(() => redis.quit());
+  return { prefix, redis };
 }

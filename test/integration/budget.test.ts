@@ -1,23 +1,14 @@
 /** The shared budget counter on real Redis. */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Budget } from '../../src/queue/budget.ts';
-import { createRedis } from '../../src/queue/connection.ts';
 import { harvestKeys } from '../../src/queue/names.ts';
-import { deletePrefix, freshPrefix, REDIS_URL } from '../helpers/redis.ts';
+import { useCleanup } from '../helpers/cleanup.ts';
+import { testRedis } from '../helpers/redis.ts';
 
-const undo: (() => unknown)[] = [];
-afterEach(async () => {
-  while (undo.length > 0) await undo.pop()?.();
-});
+const defer = useCleanup();
 
-async function freshBudget(): Promise<{
-  budget: Budget;
-  spent: (runId: string) => Promise<number>;
-}> {
-  const prefix = freshPrefix();
-  undo.push(() => deletePrefix(prefix));
-  const redis = createRedis(REDIS_URL, 'client');
-  undo.push(() => redis.quit());
+function freshBudget(): { budget: Budget; spent: (runId: string) => Promise<number> } {
+  const { prefix, redis } = testRedis(defer);
   const key = harvestKeys(prefix).budget;
   return {
     budget: new Budget(redis, key),
@@ -27,7 +18,7 @@ async function freshBudget(): Promise<{
 
 describe('Budget', () => {
   it('reserves up to the maximum, and settles to what calls cost', async () => {
-    const { budget, spent } = await freshBudget();
+    const { budget, spent } = freshBudget();
     expect(await budget.reserve('r1', 4, 10)).toBe(true);
     expect(await budget.reserve('r1', 4, 10)).toBe(true);
     expect(await budget.reserve('r1', 4, 10)).toBe(false);
@@ -38,7 +29,7 @@ describe('Budget', () => {
   });
 
   it('raiseTo never lowers the counter: reservations of calls in flight are kept', async () => {
-    const { budget, spent } = await freshBudget();
+    const { budget, spent } = freshBudget();
     await budget.raiseTo('r1', 6);
     expect(await spent('r1')).toBe(6);
     // Two calls in flight hold 8 more; SQLite only knows the 6 spent.

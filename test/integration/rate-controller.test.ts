@@ -1,25 +1,19 @@
 /** The shared rate controller on real Redis and a real BullMQ queue. */
 import { Queue } from 'bullmq';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createRedis } from '../../src/queue/connection.ts';
+import { describe, expect, it } from 'vitest';
 import { harvestKeys, QUEUES } from '../../src/queue/names.ts';
 import { RateController } from '../../src/queue/rate-controller.ts';
+import { useCleanup } from '../helpers/cleanup.ts';
 import { capturedLogger } from '../helpers/logger.ts';
-import { deletePrefix, freshPrefix, REDIS_URL } from '../helpers/redis.ts';
+import { testRedis } from '../helpers/redis.ts';
 
-const undo: (() => unknown)[] = [];
-afterEach(async () => {
-  while (undo.length > 0) await undo.pop()?.();
-});
+const defer = useCleanup();
 
 describe('RateController', () => {
   it('a 429 that meets another worker adjusting waits for it, so a global limit is set', async () => {
-    const prefix = freshPrefix();
-    undo.push(() => deletePrefix(prefix));
-    const redis = createRedis(REDIS_URL, 'client');
-    undo.push(() => redis.quit());
+    const { prefix, redis } = testRedis(defer);
     const queue = new Queue(QUEUES.search, { connection: redis, prefix });
-    undo.push(() => queue.close());
+    defer(() => queue.close());
     const keys = harvestKeys(prefix);
     const rate = new RateController(redis, keys.rate, queue, capturedLogger().logger);
     // Another worker holds the controller's lock for 200 ms.

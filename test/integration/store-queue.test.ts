@@ -7,39 +7,33 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { STORE_JOB_ATTEMPTS } from '../../src/queue/backoff.ts';
-import { createRedis } from '../../src/queue/connection.ts';
 import { QUEUES } from '../../src/queue/names.ts';
 import { type Pool, startPool } from '../../src/queue/pool.ts';
 import { queueWrite } from '../../src/queue/store-sink.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
+import { useCleanup } from '../helpers/cleanup.ts';
 import { capturedLogger } from '../helpers/logger.ts';
-import { deletePrefix, freshPrefix, REDIS_URL } from '../helpers/redis.ts';
+import { REDIS_URL, testRedis } from '../helpers/redis.ts';
 import { tempDir } from '../helpers/tmp.ts';
 import { callEvent, seedRun } from '../unit/store/helpers.ts';
 
-const undo: (() => unknown)[] = [];
-afterEach(async () => {
-  while (undo.length > 0) await undo.pop()?.();
-});
+const defer = useCleanup();
 
 describe('store queue', () => {
   it('retries a batch whose commit fails, with backoff, until the database takes it', async () => {
-    const prefix = freshPrefix();
-    undo.push(() => deletePrefix(prefix));
+    const { prefix, redis: connection } = testRedis(defer);
     const tmp = tempDir('harvest-store-queue');
-    undo.push(() => tmp.remove());
+    defer(() => tmp.remove());
     const dbPath = path.join(tmp.dir, 'harvest.db');
     // A short busy timeout, so a locked database fails the commit at once.
     const store: Store = openStore(dbPath, { busyTimeoutMs: 20 });
-    undo.push(() => store.close());
+    defer(() => store.close());
     const { runId } = seedRun(store, { taskCount: 1 });
 
-    const connection = createRedis(REDIS_URL, 'client');
-    undo.push(() => connection.quit());
     const storeQueue = new Queue(QUEUES.store, { connection, prefix });
-    undo.push(() => storeQueue.close());
+    defer(() => storeQueue.close());
 
     // Another connection holds the write lock for a while.
     const other = new Database(dbPath);
@@ -52,7 +46,7 @@ describe('store queue', () => {
       store,
       logger,
     });
-    undo.push(() => pool.close());
+    defer(() => pool.close());
 
     const call = callEvent(runId, 't0', { callId: randomUUID(), creditsUsed: 3 });
     await queueWrite(storeQueue)([call]);
