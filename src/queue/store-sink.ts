@@ -10,7 +10,7 @@
  */
 import type { Queue } from 'bullmq';
 import type { StoreEvent } from '../store/events.ts';
-import { STORE_JOB_ATTEMPTS } from './backoff.ts';
+import { STORE_BACKOFF, STORE_JOB_ATTEMPTS } from './backoff.ts';
 
 /** Makes a batch of events durable; the sink calls it once per flush. */
 export type WriteEvents = (events: StoreEvent[]) => Promise<unknown>;
@@ -30,9 +30,6 @@ export function queueWrite(storeQueue: Queue): WriteEvents {
       },
     );
 }
-
-/** The custom backoff type of `store` jobs (see the store worker in pool.ts). */
-export const STORE_BACKOFF = 'harvest-store';
 
 export interface StoreSinkOptions {
   /** Flush at once when this many events are waiting. Default 500. */
