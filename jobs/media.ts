@@ -1,0 +1,196 @@
+/**
+ * The `media` queue's processor: one job per media row (src/store/media.ts), run on the host
+ * that owns the database. It downloads the row's URL into content-addressed storage and marks
+ * the row saved; what it does after a failure is the MediaError's `next` (src/media/errors.ts):
+ *
+ * | failure / situation                             | what the job does                        |
+ * |-------------------------------------------------|------------------------------------------|
+ * | deadline already past when the job starts       | fresh URL (src/media/reissue.ts), then download |
+ * | media host refuses (400/401/403)                | fresh URL, then download                 |
+ * | transient (5xx, reset, timeout)                 | retried later with backoff, never past the deadline; failed after `maxAttempts` |
+ * | refused for good (address, type, size, 404)     | row failed, with the reason              |
+ *
+ * A job whose row is no longer pending does nothing, so a redelivered job (its worker died
+ * after saving) never downloads twice. The job completes once its row has ended; its row, not
+ * the job, is the record. Rows move by media events (src/store/media-events.ts) handed to the
+ * database's one writer; `write` resolves once they are committed.
+ */
+import type { Job } from 'bullmq';
+import { z } from 'zod';
+import type { MediaSettings } from '../src/config.ts';
+import type { Logger } from '../src/log.ts';
+import type { Downloader } from '../src/media/download.ts';
+import { asMediaError, type MediaError } from '../src/media/errors.ts';
+import type { ReissueCause, ReissueOutcome, Reissuer } from '../src/media/reissue.ts';
+import { mediaRoot } from '../src/media/storage.ts';
+import { backoffDelayMs } from '../src/queue/backoff.ts';
+import { RetryLaterError, unrecoverable } from '../src/queue/retry.ts';
+import type { Store } from '../src/store/index.ts';
+import type { MediaRow } from '../src/store/media.ts';
+import type { MediaEvent } from '../src/store/media-events.ts';
+
+export interface MediaJobDeps {
+  /** Reads media rows and what each run saves. */
+  store: Store;
+  /** Commits media events (the rows' moves); resolves once they are committed. */
+  write(events: MediaEvent[]): Promise<void>;
+  downloader: Downloader;
+  reissuer: Reissuer;
+  /** The data directory; media folders and stored paths are relative to it. */
+  dataDir: string;
+  settings: Pick<MediaSettings, 'maxAttempts' | 'maxReissues'>;
+  /** Names this worker's partial files (a worker id). */
+  owner: string;
+  logger: Logger;
+  now?: () => number;
+  random?: () => number;
+}
+
+const MediaJobDataSchema = z.object({ mediaId: z.number().int().positive() });
+
+/** First retry of a transient failure, in ms (doubling, with jitter, up to 30 s). */
+const RETRY_BASE_MS = 500;
+const RETRY_MAX_MS = 30_000;
+
+export type MediaJobResult = { status: MediaRow['status'] | 'missing' };
+
+export function createMediaProcessor(deps: MediaJobDeps) {
+  const now = deps.now ?? Date.now;
+  const random = deps.random ?? Math.random;
+  const { store } = deps;
+
+  return async function processMedia(job: Job): Promise<MediaJobResult> {
+    const parsed = MediaJobDataSchema.safeParse(job.data);
+    // Malformed data cannot get better by trying again; its row (if any) is queued anew on the
+    // media role's next start.
+    if (!parsed.success) throw unrecoverable(`media job ${job.id} carries no media id`);
+    const { mediaId } = parsed.data;
+    // Each round ends the row, or gets it a fresh URL (bounded by maxReissues), or waits.
+    for (let round = 0; round <= deps.settings.maxReissues + 2; round++) {
+      const row = store.media.get(mediaId);
+      if (row?.status !== 'pending') return { status: row?.status ?? 'missing' };
+      const config = store.media.config(row.runId);
+      if (!config) {
+        return end(row, 'MEDIA_SETTINGS_MISSING', `run ${row.runId} saves no media`, false);
+      }
+      if (now() > row.deadlineAt) {
+        const outcome = await pastDeadline(row);
+        if (outcome) {
+          if (outcome.kind === 'refreshed') continue;
+          return settle(row, outcome);
+        }
+      }
+      let error: MediaError;
+      try {
+        const saved = await deps.downloader.download({
+          url: row.sourceUrl,
+          kind: row.kind,
+          maxBytes: config.maxBytes,
+          dataDir: deps.dataDir,
+          root: mediaRoot(deps.dataDir, config.dir),
+          owner: deps.owner,
+        });
+        await deps.write([
+          {
+            type: 'media-saved',
+            mediaId: row.id,
+            sha256: saved.sha256,
+            path: saved.relPath,
+            bytes: saved.bytes,
+            contentType: saved.contentType,
+            at: now(),
+          },
+        ]);
+        return { status: 'saved' };
+      } catch (caught) {
+        error = asMediaError(caught);
+      }
+      if (error.next === 'fail') return end(row, error.code, error.message, true);
+      if (error.next === 'reissue') {
+        const outcome = await deps.reissuer.refresh(row, refusalCause(error, row, now()));
+        if (outcome.kind === 'refreshed') continue;
+        return settle(row, outcome);
+      }
+      return retryOrEnd(row, error);
+    }
+    throw new RetryLaterError('media item still has no usable URL', RETRY_BASE_MS);
+  };
+
+  /**
+   * A fresh URL for a row whose deadline passed, or undefined to try the old one while it
+   * lasts (when no fresh one may be had).
+   */
+  async function pastDeadline(row: MediaRow): Promise<ReissueOutcome | undefined> {
+    const lateMs = now() - row.deadlineAt;
+    const cause: ReissueCause = {
+      code: 'DEADLINE_PASSED',
+      message: `its download had not started ${formatMs(lateMs)} after its deadline`,
+      expired: true,
+    };
+    if (row.reissues < deps.settings.maxReissues) return deps.reissuer.refresh(row, cause);
+    if (row.expiresAt !== null && now() < row.expiresAt) return undefined;
+    return deps.reissuer.refresh(row, cause);
+  }
+
+  function settle(row: MediaRow, outcome: ReissueOutcome): MediaJobResult {
+    if (outcome.kind === 'wait') {
+      throw new RetryLaterError(`fresh URL: ${outcome.reason}`, outcome.delayMs);
+    }
+    return { status: store.media.get(row.id)?.status ?? 'missing' };
+  }
+
+  async function end(
+    row: MediaRow,
+    code: string,
+    message: string,
+    attempted: boolean,
+  ): Promise<MediaJobResult> {
+    await deps.write([
+      {
+        type: 'media-ended',
+        mediaId: row.id,
+        status: 'failed',
+        code,
+        message,
+        attempted,
+        at: now(),
+      },
+    ]);
+    deps.logger.warn({ mediaId: row.id, runId: row.runId, code, message }, 'media not saved');
+    return { status: 'failed' };
+  }
+
+  /** Retries a transient failure later, within the deadline; fails it after `maxAttempts`. */
+  async function retryOrEnd(row: MediaRow, error: MediaError): Promise<MediaJobResult> {
+    const attempts = row.attempts + 1;
+    // Every fresh URL gets its own attempts.
+    if (attempts >= deps.settings.maxAttempts * (row.reissues + 1)) {
+      return end(row, error.code, `${error.message} (gave up after ${attempts} attempts)`, true);
+    }
+    await deps.write([{ type: 'media-retry', mediaId: row.id, at: now() }]);
+    const delayMs = backoffDelayMs({
+      attemptsMade: attempts,
+      random,
+      baseDelayMs: RETRY_BASE_MS,
+      maxDelayMs: RETRY_MAX_MS,
+      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    });
+    // Never wait past the deadline (or, once it has passed, the expiry): the next try then
+    // starts with a fresh URL.
+    const until = now() <= row.deadlineAt ? row.deadlineAt : (row.expiresAt ?? row.deadlineAt);
+    throw new RetryLaterError(error.message, Math.max(0, Math.min(delayMs, until - now())));
+  }
+}
+
+function refusalCause(error: MediaError, row: MediaRow, nowMs: number): ReissueCause {
+  return {
+    code: error.hostCode ?? error.code,
+    message: error.message,
+    expired:
+      error.hostCode === 'ExpiredToken' || nowMs >= (row.expiresAt ?? Number.POSITIVE_INFINITY),
+  };
+}
+
+function formatMs(ms: number): string {
+  return ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
+}

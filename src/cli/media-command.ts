@@ -1,0 +1,96 @@
+/** What `harvest media` and `harvest media verify` do, loaded only when they run. */
+import type { Settings } from '../config.ts';
+import { HarvestError } from '../errors.ts';
+import { verifyFiles } from '../media/verify.ts';
+import { MEDIA_STATUSES, type MediaCounts, openStore, type Store } from '../store/index.ts';
+
+function print(text: string): void {
+  process.stdout.write(`${text}\n`);
+}
+
+function openOrFail(settings: Settings, runId: string | undefined): Store {
+  const store = openStore(settings.dbPath, { readonly: true });
+  if (runId !== undefined && !store.runs.get(runId)) {
+    store.close();
+    throw new HarvestError('RUN_NOT_FOUND', `no run ${runId} in ${settings.dbPath}`, {
+      exitCode: 2,
+    });
+  }
+  return store;
+}
+
+export async function mediaListing(
+  settings: Settings,
+  runId: string | undefined,
+  json: boolean,
+): Promise<void> {
+  const store = openOrFail(settings, runId);
+  try {
+    const counts = store.mediaCounts(runId);
+    if (json)
+      print(
+        JSON.stringify({ runId: runId ?? null, dataDir: settings.dataDir, ...counts }, null, 2),
+      );
+    else print(formatMediaCounts(counts, runId, settings.dataDir));
+  } finally {
+    store.close();
+  }
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 ** 2) return `${(bytes / 1024).toFixed(1)} KiB`;
+  if (bytes < 1024 ** 3) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+}
+
+export function formatMediaCounts(
+  c: MediaCounts,
+  runId: string | undefined,
+  dataDir: string,
+): string {
+  const kinds = Object.entries(c.byKind);
+  const title = `media of ${runId ? `run ${runId}` : 'every run'}`;
+  if (kinds.length === 0) return `${title}: none requested`;
+  const header = ['kind', ...MEDIA_STATUSES];
+  const rows = [
+    ...kinds.map(([kind, n]) => [kind, ...MEDIA_STATUSES.map((s) => String(n[s]))]),
+    ['total', ...MEDIA_STATUSES.map((s) => String(c.total[s]))],
+  ];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) =>
+    `  ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')}`;
+  const lines = [title, line(header), ...rows.map(line)];
+  lines.push(
+    `  re-issued ${c.reissuedItems} items (${c.reissues} fresh URLs) with ${c.reissueCalls} calls, ${c.reissueCredits} credits`,
+    `  stored    ${c.files} files, ${formatBytes(c.bytesStored)} under ${dataDir}`,
+  );
+  for (const f of c.failures) {
+    lines.push(`  ${f.status.padEnd(9)} ${f.code} ${f.count}: ${f.message}`);
+  }
+  return lines.join('\n');
+}
+
+/** Exit code: 0 when every saved file is there with its bytes, 1 otherwise. */
+export async function mediaVerify(
+  settings: Settings,
+  runId: string | undefined,
+  json: boolean,
+): Promise<number> {
+  const store = openOrFail(settings, runId);
+  let files: ReturnType<Store['savedFiles']>;
+  try {
+    files = store.savedFiles(runId);
+  } finally {
+    store.close();
+  }
+  const report = await verifyFiles(settings.dataDir, files);
+  if (json) print(JSON.stringify(report, null, 2));
+  else {
+    print(
+      `verified ${report.files} files (${formatBytes(report.bytes)}): ${report.ok} ok, ${report.problems.length} missing or corrupt`,
+    );
+    for (const p of report.problems) print(`  ${p.problem.padEnd(7)} ${p.path}: ${p.detail}`);
+  }
+  return report.problems.length > 0 ? 1 : 0;
+}

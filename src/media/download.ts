@@ -1,0 +1,279 @@
+/**
+ * Downloads one media file into content-addressed storage (storage.ts): streamed to a partial
+ * file while it is hashed (sha256), size-capped and type-checked, then moved into place.
+ *
+ * Safety: only `http:` and `https:` URLs without credentials; requests carry a fixed
+ * `User-Agent` and `Accept` and nothing else (never an Authorization header, never the API
+ * key: this client shares nothing with the API client); redirects are followed by hand, at
+ * most `maxRedirects`, each hop checked again (scheme here, address in agent.ts); headers and
+ * every pause in the body time out.
+ */
+import { createHash } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import { Transform, type TransformCallback } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Agent } from 'undici';
+import { request } from 'undici';
+import { parseRetryAfterMs } from '../api/retry-after.ts';
+import { checkDeclaredType, SNIFF_BYTES, verifyType } from './content-type.ts';
+import { asMediaError, errorForStatus, MediaError } from './errors.ts';
+import type { MediaKind, StoredType } from './kinds.ts';
+import { newPartialFile, placeFile } from './storage.ts';
+
+export interface DownloaderOptions {
+  /** The guarded agent (agent.ts) every request goes through. */
+  agent: Agent;
+  /** Longest wait for response headers, and for each pause in the body, in ms. Default 30000. */
+  timeoutMs?: number;
+  /** Redirects followed per download. Default 5. */
+  maxRedirects?: number;
+  /** `User-Agent` header. Default `harvest-media`. */
+  userAgent?: string;
+}
+
+export interface DownloadInput {
+  url: string;
+  kind: MediaKind;
+  /** Largest file accepted, in bytes. */
+  maxBytes: number;
+  /** The data directory; stored paths are relative to it. */
+  dataDir: string;
+  /** The media folder (storage.ts `mediaRoot`). */
+  root: string;
+  /** Who downloads (a worker id): names the partial file, so a dead worker's can be found. */
+  owner: string;
+  signal?: AbortSignal;
+}
+
+export interface Downloaded {
+  sha256: string;
+  bytes: number;
+  contentType: string;
+  /** Relative to the data directory. */
+  relPath: string;
+  /** True when the same bytes were stored already. */
+  existed: boolean;
+  /** The URL the bytes came from, after redirects. */
+  finalUrl: string;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Most of an error body read for the host's reason, in bytes. */
+const ERROR_BODY_MAX = 16 * 1024;
+
+/** Refuses anything but a plain http(s) URL. */
+export function checkUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new MediaError('MEDIA_URL_INVALID', `not a URL: ${raw.slice(0, 200)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new MediaError(
+      'MEDIA_URL_INVALID',
+      `only http and https media URLs are fetched, not ${url.protocol}`,
+    );
+  }
+  if (url.username || url.password) {
+    throw new MediaError('MEDIA_URL_INVALID', 'media URLs with credentials are not fetched');
+  }
+  return url;
+}
+
+/** Hashes, counts, caps and type-checks the bytes flowing to the partial file. */
+class Inspector extends Transform {
+  readonly hash = createHash('sha256');
+  bytes = 0;
+  type: StoredType | undefined;
+  #head: Buffer[] = [];
+  #headBytes = 0;
+
+  constructor(
+    private readonly kind: MediaKind,
+    private readonly contentType: string | string[] | undefined,
+    private readonly maxBytes: number,
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes > this.maxBytes) {
+      done(
+        new MediaError('MEDIA_TOO_LARGE', `larger than media.maxBytes (${this.maxBytes} bytes)`),
+      );
+      return;
+    }
+    if (this.type === undefined) {
+      this.#head.push(chunk);
+      this.#headBytes += chunk.length;
+      if (this.#headBytes < SNIFF_BYTES) {
+        done();
+        return;
+      }
+      const error = this.#verify();
+      if (error) {
+        done(error);
+        return;
+      }
+      for (const held of this.#head) this.#pass(held);
+      this.#head = [];
+      done();
+      return;
+    }
+    this.#pass(chunk);
+    done();
+  }
+
+  override _flush(done: TransformCallback): void {
+    if (this.type === undefined) {
+      const error = this.#verify();
+      if (error) {
+        done(error);
+        return;
+      }
+      for (const held of this.#head) this.#pass(held);
+    }
+    done();
+  }
+
+  #verify(): MediaError | undefined {
+    const check = verifyType(this.kind, this.contentType, Buffer.concat(this.#head));
+    if (!check.ok) return new MediaError(check.code, check.message);
+    this.type = check.type;
+    return undefined;
+  }
+
+  #pass(chunk: Buffer): void {
+    this.hash.update(chunk);
+    this.push(chunk);
+  }
+}
+
+export interface Downloader {
+  download(input: DownloadInput): Promise<Downloaded>;
+}
+
+export function createDownloader(options: DownloaderOptions): Downloader {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const maxRedirects = options.maxRedirects ?? 5;
+  const headers = { 'user-agent': options.userAgent ?? 'harvest-media', accept: '*/*' };
+
+  async function open(input: DownloadInput) {
+    let url = checkUrl(input.url);
+    for (let hop = 0; ; hop++) {
+      const response = await request(url, {
+        method: 'GET',
+        headers,
+        dispatcher: options.agent,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+        signal: input.signal ?? null,
+      }).catch((error: unknown) => {
+        throw asMediaError(error);
+      });
+      const { statusCode, body } = response;
+      if (statusCode >= 200 && statusCode < 300) return { url, response };
+      if (REDIRECTS.has(statusCode)) {
+        discard(body);
+        const location = response.headers.location;
+        const target = Array.isArray(location) ? location[0] : location;
+        if (!target) {
+          throw new MediaError(
+            'MEDIA_REDIRECT_REFUSED',
+            `redirect ${statusCode} without a Location`,
+          );
+        }
+        if (hop >= maxRedirects) {
+          throw new MediaError('MEDIA_REDIRECT_REFUSED', `more than ${maxRedirects} redirects`);
+        }
+        url = checkUrl(new URL(target, url).href);
+        continue;
+      }
+      const text = await readSome(body);
+      const retryAfterMs = parseRetryAfterMs({
+        header: response.headers['retry-after'],
+        nowMs: Date.now(),
+      });
+      throw errorForStatus(statusCode, text, retryAfterMs);
+    }
+  }
+
+  return {
+    async download(input) {
+      const { url, response } = await open(input);
+      const declared = response.headers['content-type'];
+      const early = checkDeclaredType(input.kind, declared);
+      const length = Number(response.headers['content-length']);
+      const refusal = early
+        ? new MediaError(early.code, early.message)
+        : length > input.maxBytes
+          ? new MediaError(
+              'MEDIA_TOO_LARGE',
+              `Content-Length ${length} is over media.maxBytes (${input.maxBytes})`,
+            )
+          : undefined;
+      if (refusal) {
+        discard(response.body);
+        throw refusal;
+      }
+      const partial = await newPartialFile(input.root, input.owner);
+      const inspector = new Inspector(input.kind, declared, input.maxBytes);
+      try {
+        // `flush`: the bytes are on disk before the file is renamed into place.
+        await pipeline(response.body, inspector, createWriteStream(partial, { flush: true }));
+      } catch (error) {
+        await fs.rm(partial, { force: true });
+        throw asMediaError(error);
+      }
+      const sha256 = inspector.hash.digest('hex');
+      const type = inspector.type!;
+      const placed = await placeFile({
+        dataDir: input.dataDir,
+        root: input.root,
+        partial,
+        sha256,
+        ext: type.ext,
+        bytes: inspector.bytes,
+      });
+      return {
+        sha256,
+        bytes: inspector.bytes,
+        contentType: type.contentType,
+        relPath: placed.relPath,
+        existed: placed.existed,
+        finalUrl: url.href,
+      };
+    },
+  };
+}
+
+/** Drops a body not to be read (its abort is not an error anyone waits for). */
+function discard(body: { on(event: 'error', listener: () => void): unknown; destroy(): unknown }) {
+  body.on('error', () => {});
+  body.destroy();
+}
+
+async function readSome(
+  body: AsyncIterable<Buffer> & {
+    on(event: 'error', listener: () => void): unknown;
+    destroy(): unknown;
+  },
+): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      parts.push(chunk);
+      size += chunk.length;
+      if (size >= ERROR_BODY_MAX) break;
+    }
+  } catch {
+    // The reason is a nicety; the status decides.
+  } finally {
+    discard(body);
+  }
+  return Buffer.concat(parts).subarray(0, ERROR_BODY_MAX).toString('utf8');
+}

@@ -1,0 +1,308 @@
+/**
+ * Fresh URLs for media whose URL expired or was refused: the search that produced it is called
+ * again (a recorded call of purpose `media-reissue`, with its credits, its budget reservation
+ * and its in-flight journal entry, like any call), and the fresh answer's URLs replace those of
+ * the task's pending media, matched by the result's own `url` (collect.ts).
+ *
+ * | situation                                              | outcome                           |
+ * |--------------------------------------------------------|-----------------------------------|
+ * | the item has had `maxReissues` fresh URLs already      | ended: expired (expiry) or failed (refusal), with the host's reason |
+ * | another job of this process is re-issuing the task     | wait for it; its fresh URL serves |
+ * | no API client here, or the run's budget would be passed | ended: failed, REISSUE_UNAVAILABLE / BUDGET_EXCEEDED |
+ * | the run was cancelled or interrupted                   | ended: failed, RUN_STOPPED        |
+ * | the call is rate limited, times out, 5xx               | wait (the job retries later)      |
+ * | the call fails otherwise (400, 401, 402, ...)          | ended: failed, REISSUE_FAILED     |
+ * | the answer lacks the result, or its media              | ended: failed, RESULT_GONE / MEDIA_GONE |
+ * | the answer has it                                      | refreshed                         |
+ *
+ * One call serves every pending item of the task: items whose deadline has passed count it as
+ * one of their re-issues, the others just get a later deadline.
+ */
+import type { ApiClient, ApiResponse } from '../api/index.ts';
+import {
+  estimateSearchCredits,
+  type SearchRequest,
+  type SearchResponse,
+} from '../contract/index.ts';
+import { newCallId } from '../ids.ts';
+import type { Logger } from '../log.ts';
+import { decideRetry } from '../queue/backoff.ts';
+import type { Budget } from '../queue/budget.ts';
+import { type CallBase, failedCallEvent, okCallEvent } from '../queue/call-events.ts';
+import type { InflightJournal } from '../queue/inflight.ts';
+import type { StoreEvent } from '../store/events.ts';
+import type { Store } from '../store/index.ts';
+import type { MediaRow } from '../store/media.ts';
+import type { MediaEvent } from '../store/media-events.ts';
+import { type AnswerData, matchFresh } from './collect.ts';
+import { mediaDeadline } from './expiry.ts';
+
+export interface ReissueDeps {
+  store: Store;
+  /** Absent on a pool without an API key: media then cannot be re-issued. */
+  client: ApiClient | undefined;
+  /** Makes the re-issue calls' records durable. */
+  record(events: StoreEvent[]): Promise<void>;
+  /** Commits media events (fresh URLs, rows ended); resolves once committed. */
+  write(events: MediaEvent[]): Promise<void>;
+  budget: Budget;
+  inflight: InflightJournal;
+  workerId: string;
+  /** Fresh URLs per media item, at most. */
+  maxReissues: number;
+  /** Why a run was stopped (cancelled, interrupted), if it was: no search is called for it. */
+  stopReason?: (runId: string) => string | undefined;
+  log: Logger;
+  now?: () => number;
+  random?: () => number;
+}
+
+/** Why the item needs a fresh URL. */
+export interface ReissueCause {
+  /** The host's code (`ExpiredToken`, `SignatureDoesNotMatch`) or harvest's (`DEADLINE_PASSED`). */
+  code: string;
+  message: string;
+  /** The URL expired (rather than being refused for another reason). */
+  expired: boolean;
+}
+
+export type ReissueOutcome =
+  | { kind: 'refreshed' }
+  | { kind: 'ended' }
+  | { kind: 'wait'; delayMs: number; reason: string };
+
+/** What one re-issue call gave, once its fresh URLs are committed. */
+type FlightResult =
+  | { kind: 'answered'; outcomes: Map<number, ReissueOutcome> }
+  | { kind: 'wait'; delayMs: number; reason: string }
+  | { kind: 'refused'; code: string; message: string };
+
+/** What the call itself gave. */
+type CallResult =
+  | { kind: 'answer'; data: AnswerData; receivedAt: number }
+  | Exclude<FlightResult, { kind: 'answered' }>;
+
+export class Reissuer {
+  readonly #d: ReissueDeps;
+  readonly #now: () => number;
+  /** Re-issues under way in this process, by task: the call and the commit of its fresh URLs. */
+  readonly #flights = new Map<string, Promise<FlightResult>>();
+
+  constructor(deps: ReissueDeps) {
+    this.#d = deps;
+    this.#now = deps.now ?? Date.now;
+  }
+
+  /** Gets `row` a fresh URL, or ends it saying why not. */
+  async refresh(row: MediaRow, cause: ReissueCause): Promise<ReissueOutcome> {
+    const { store } = this.#d;
+    // Another job may have got this row a fresh URL since `row` was read.
+    const current = store.media.get(row.id);
+    if (current?.status !== 'pending') return { kind: 'ended' };
+    if (current.sourceUrl !== row.sourceUrl && current.deadlineAt > this.#now()) {
+      return { kind: 'refreshed' };
+    }
+    if (current.reissues >= this.#d.maxReissues) return this.#giveUp(current, cause);
+    const flightKey = `${row.runId}\n${row.taskKey}`;
+    const running = this.#flights.get(flightKey);
+    if (running) {
+      await running.catch(() => undefined);
+      return this.refresh(current, cause);
+    }
+    const flight = this.#fly(current);
+    this.#flights.set(flightKey, flight);
+    let result: FlightResult;
+    try {
+      result = await flight;
+    } finally {
+      this.#flights.delete(flightKey);
+    }
+    if (result.kind === 'wait') return result;
+    if (result.kind === 'refused') {
+      await this.#d.write([this.#ended(current, 'failed', result.code, result.message)]);
+      return { kind: 'ended' };
+    }
+    return result.outcomes.get(current.id) ?? { kind: 'ended' };
+  }
+
+  /** The call, then the commit of what its answer says of the task's pending items. */
+  async #fly(row: MediaRow): Promise<FlightResult> {
+    const result = await this.#call(row);
+    if (result.kind !== 'answer') return result;
+    return { kind: 'answered', outcomes: await this.#apply(row, result) };
+  }
+
+  #ended(row: MediaRow, status: 'failed' | 'expired', code: string, message: string): MediaEvent {
+    return {
+      type: 'media-ended',
+      mediaId: row.id,
+      status,
+      code,
+      message,
+      attempted: false,
+      at: this.#now(),
+    };
+  }
+
+  /** Ends `row`: it may not have another fresh URL. */
+  async #giveUp(row: MediaRow, cause: ReissueCause): Promise<ReissueOutcome> {
+    const n = row.reissues;
+    const why =
+      n === 0
+        ? 'no fresh URL may be fetched (HARVEST_MEDIA_MAX_REISSUES is 0)'
+        : `after ${n} fresh URL${n === 1 ? '' : 's'}, the most allowed`;
+    await this.#d.write([
+      this.#ended(
+        row,
+        cause.expired ? 'expired' : 'failed',
+        cause.code,
+        `${cause.message} (${why})`,
+      ),
+    ]);
+    return { kind: 'ended' };
+  }
+
+  /** The fresh answer's URLs for the task's pending items; the outcome for each, by row id. */
+  async #apply(
+    row: MediaRow,
+    answer: { data: AnswerData; receivedAt: number },
+  ): Promise<Map<number, ReissueOutcome>> {
+    const { store } = this.#d;
+    const config = store.media.config(row.runId);
+    const now = this.#now();
+    const events: MediaEvent[] = [];
+    const outcomes = new Map<number, ReissueOutcome>();
+    for (const item of store.media.pendingOfTask(row.runId, row.taskKey)) {
+      const needed = item.id === row.id || item.deadlineAt <= now;
+      const match = matchFresh(answer.data, item);
+      if (!match.found) {
+        if (needed) {
+          events.push(this.#ended(item, 'failed', match.reason, match.message));
+          outcomes.set(item.id, { kind: 'ended' });
+        }
+        continue;
+      }
+      const d = mediaDeadline({
+        url: match.url,
+        kind: item.kind,
+        receivedAt: answer.receivedAt,
+        marginMaxMs: config?.marginMaxMs ?? 0,
+      });
+      events.push({
+        type: 'media-refreshed',
+        mediaId: item.id,
+        sourceUrl: match.url,
+        issuedAt: d.issuedAt,
+        expiresAt: d.expiresAt,
+        deadlineAt: d.deadlineAt,
+        countReissue: needed,
+        at: now,
+      });
+      outcomes.set(item.id, { kind: 'refreshed' });
+    }
+    await this.#d.write(events);
+    return outcomes;
+  }
+
+  /** Calls the task's search again and records the call. */
+  async #call(row: MediaRow): Promise<CallResult> {
+    const { store, client, budget, inflight } = this.#d;
+    if (!client) {
+      return {
+        kind: 'refused',
+        code: 'REISSUE_UNAVAILABLE',
+        message: 'the URL needs a fresh one, but this worker has no API key to re-issue its search',
+      };
+    }
+    const stopped = this.#d.stopReason?.(row.runId);
+    if (stopped) {
+      return {
+        kind: 'refused',
+        code: 'RUN_STOPPED',
+        message: `the URL needs a fresh one, but the run was ${stopped}: no search is called for it`,
+      };
+    }
+    const task = store.tasks.get(row.runId, row.taskKey);
+    if (!task) {
+      return {
+        kind: 'refused',
+        code: 'REISSUE_UNAVAILABLE',
+        message: `task ${row.taskKey} of run ${row.runId} is gone`,
+      };
+    }
+    const request = task.request as SearchRequest;
+    const maxCredits = store.runs.get(row.runId)?.maxCredits ?? null;
+    const callId = newCallId();
+    const base: CallBase = {
+      callId,
+      runId: row.runId,
+      taskKey: row.taskKey,
+      attempt: row.reissues + 1,
+      startedAt: Date.now(),
+      purpose: 'media-reissue',
+    };
+    if (maxCredits !== null) {
+      const estimate = estimateSearchCredits(request).max;
+      if (!(await budget.reserve(row.runId, callId, estimate, maxCredits))) {
+        return {
+          kind: 'refused',
+          code: 'BUDGET_EXCEEDED',
+          message: `re-issuing the search for a fresh URL would pass the run's budget of ${maxCredits} credits`,
+        };
+      }
+    }
+    await inflight.begin({ ...base, workerId: this.#d.workerId, purpose: 'media-reissue' });
+    let response: ApiResponse<SearchResponse>;
+    try {
+      response = await client.search(request);
+    } catch (error) {
+      const call = failedCallEvent(error, base);
+      await this.#recorded(
+        call,
+        maxCredits,
+        call.creditsUsed ?? estimateSearchCredits(request).max,
+      );
+      return this.#failure(error, row);
+    }
+    const receivedAt = this.#now();
+    await this.#recorded(okCallEvent(response, base), maxCredits, response.body.creditsUsed);
+    this.#d.log.info(
+      { runId: row.runId, taskKey: row.taskKey, credits: response.body.creditsUsed },
+      'search re-issued for fresh media URLs',
+    );
+    return { kind: 'answer', data: response.body.data as AnswerData, receivedAt };
+  }
+
+  async #recorded(
+    call: StoreEvent & { type: 'call' },
+    maxCredits: number | null,
+    spent: number,
+  ): Promise<void> {
+    await this.#d.record([call]);
+    void this.#d.inflight
+      .end(call.callId)
+      .catch((error: unknown) => this.#d.log.warn({ err: error }, 'journal end failed'));
+    if (maxCredits !== null) await this.#d.budget.settle(call.runId, call.callId, spent);
+  }
+
+  #failure(error: unknown, row: MediaRow): CallResult {
+    const decision = decideRetry({
+      error,
+      attemptsMade: 1,
+      maxAttempts: 2,
+      random: this.#d.random ?? Math.random,
+      runId: row.runId,
+    });
+    const message = error instanceof Error ? error.message : String(error);
+    if (decision.kind === 'rate-limit')
+      return { kind: 'wait', delayMs: decision.waitMs, reason: message };
+    if (decision.kind === 'retry')
+      return { kind: 'wait', delayMs: decision.delayMs, reason: message };
+    const why = decision.kind === 'pause' ? decision.reason : decision.message;
+    return {
+      kind: 'refused',
+      code: 'REISSUE_FAILED',
+      message: `re-issuing the search failed: ${why}`,
+    };
+  }
+}

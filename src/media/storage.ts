@@ -1,0 +1,157 @@
+/**
+ * Content-addressed files under the data directory: `<dir>/ab/abcdef….<ext>`, named by the
+ * sha256 of their bytes, so the same bytes are stored once however many results point at them.
+ *
+ * A download streams into `<dir>/.partial/<worker id>--<random>.part`; only a complete, hashed
+ * and fsynced file is renamed into place (an atomic step on one filesystem), and the directory
+ * entry is fsynced. A crash mid-download leaves a `.part` file, which nothing counts as saved and
+ * which the next start of a media role removes once its worker is known to be dead. File names
+ * never come from the URL.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { HarvestError } from '../errors.ts';
+
+export const PARTIAL_DIR = '.partial';
+
+/**
+ * The absolute media directory for `dir` (relative to the data directory). Refuses absolute
+ * paths and paths that climb out of the data directory.
+ */
+export function mediaRoot(dataDir: string, dir: string): string {
+  const root = path.resolve(dataDir);
+  const target = path.resolve(root, dir);
+  const rel = path.relative(root, target);
+  if (path.isAbsolute(dir) || rel === '' || rel.startsWith('..') || path.isAbsolute(rel)) {
+    throw new HarvestError(
+      'MEDIA_DIR_INVALID',
+      `media.dir must be a folder inside the data directory, got "${dir}"`,
+      { exitCode: 2 },
+    );
+  }
+  return target;
+}
+
+/** `ab/abcdef….png` for a sha256 (hex) and an extension. */
+export function contentPath(sha256: string, ext: string): string {
+  if (!/^[0-9a-f]{64}$/.test(sha256) || !/^[a-z0-9]{1,8}$/.test(ext)) {
+    throw new Error(`not a content address: ${sha256}.${ext}`);
+  }
+  return `${sha256.slice(0, 2)}/${sha256}.${ext}`;
+}
+
+/** Separates the owner (a worker id) from the random part of a partial file's name. */
+const OWNER_SEPARATOR = '--';
+
+/** Content folders (`ab/`) this process made or found already: a download need not ask again. */
+const madeDirs = new Set<string>();
+
+async function ensureDir(dir: string): Promise<void> {
+  if (madeDirs.has(dir)) return;
+  await fs.mkdir(dir, { recursive: true });
+  madeDirs.add(dir);
+}
+
+/** A new partial file's path, named after the worker writing it (its folder is created). */
+export async function newPartialFile(root: string, owner: string): Promise<string> {
+  const dir = path.join(root, PARTIAL_DIR);
+  await fs.mkdir(dir, { recursive: true });
+  const safeOwner = owner.replace(/[^A-Za-z0-9._-]/g, '_');
+  return path.join(dir, `${safeOwner}${OWNER_SEPARATOR}${randomUUID()}.part`);
+}
+
+/** The worker that wrote a partial file, from its name; undefined for names without one. */
+export function partialOwner(name: string): string | undefined {
+  const at = name.lastIndexOf(OWNER_SEPARATOR);
+  return at > 0 && name.endsWith('.part') ? name.slice(0, at) : undefined;
+}
+
+export interface Placed {
+  /** Path relative to the data directory, with `/` separators. */
+  relPath: string;
+  /** True when a file with these bytes was stored already (the partial file was dropped). */
+  existed: boolean;
+}
+
+async function fsyncDir(dir: string): Promise<void> {
+  const handle = await fs.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Moves a complete partial file (already fsynced) to its content address. When the address is
+ * taken by a file of the same size, the bytes are there already: the partial file is removed.
+ */
+export async function placeFile(input: {
+  dataDir: string;
+  root: string;
+  partial: string;
+  sha256: string;
+  ext: string;
+  bytes: number;
+}): Promise<Placed> {
+  const final = path.join(input.root, contentPath(input.sha256, input.ext));
+  const relPath = path.relative(input.dataDir, final).split(path.sep).join('/');
+  const existing = await fs.stat(final).catch(() => undefined);
+  if (existing?.isFile() && existing.size === input.bytes) {
+    await fs.rm(input.partial, { force: true });
+    return { relPath, existed: true };
+  }
+  await ensureDir(path.dirname(final));
+  await fs.rename(input.partial, final).catch(async (error: NodeJS.ErrnoException) => {
+    // The folder was removed since (by hand, say): make it again.
+    if (error.code !== 'ENOENT') throw error;
+    madeDirs.delete(path.dirname(final));
+    await ensureDir(path.dirname(final));
+    await fs.rename(input.partial, final);
+  });
+  await fsyncDir(path.dirname(final));
+  return { relPath, existed: false };
+}
+
+/**
+ * Removes the partial files of downloads that died with their worker: those whose owner is not
+ * alive, and any last written more than `olderThanMs` ago (a live download writes to its file
+ * all the time). Returns how many.
+ */
+export async function removeOrphanPartials(
+  root: string,
+  isAlive: (owner: string) => Promise<boolean>,
+  olderThanMs: number,
+  nowMs: number,
+): Promise<number> {
+  const dir = path.join(root, PARTIAL_DIR);
+  const names = await fs.readdir(dir).catch(() => [] as string[]);
+  let removed = 0;
+  for (const name of names) {
+    if (!name.endsWith('.part')) continue;
+    const file = path.join(dir, name);
+    const stat = await fs.stat(file).catch(() => undefined);
+    if (!stat) continue;
+    const owner = partialOwner(name);
+    const orphan =
+      nowMs - stat.mtimeMs > olderThanMs || owner === undefined || !(await isAlive(owner));
+    if (orphan) {
+      await fs.rm(file, { force: true });
+      removed += 1;
+    }
+  }
+  return removed;
+}
+
+/** sha256 (hex) and size of a file, streamed. */
+export async function hashFile(file: string): Promise<{ sha256: string; bytes: number }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of createReadStream(file)) {
+    hash.update(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+  }
+  return { sha256: hash.digest('hex'), bytes };
+}

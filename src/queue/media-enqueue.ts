@@ -1,0 +1,108 @@
+/**
+ * Hands media rows to the media queue. Rows are written with their results (in the same
+ * transaction), so the database, not Redis, says what is to be downloaded: this loop takes
+ * pending rows without a job, earliest deadline first, adds one job per row (job id from the row
+ * id, so adding twice is harmless) ranked by deadline (media-priority.ts), and only then marks
+ * the rows queued. A process that dies in between leaves rows unmarked, and they are queued
+ * again; `requeueAll` (on a media role's start, on a resume) re-adds every pending row, which
+ * also recovers jobs a Redis lost.
+ */
+import type { Queue } from 'bullmq';
+import type { Logger } from '../log.ts';
+import { deadlinePriority, type PriorityAnchor } from './media-priority.ts';
+import { mediaJobId } from './names.ts';
+import { MEDIA_BACKOFF } from './retry.ts';
+
+/** What the enqueuer needs of the media table. */
+export interface UnqueuedMedia {
+  unqueued(limit: number): Array<{ id: number; deadlineAt: number }>;
+  markQueued(ids: readonly number[], at: number): void;
+}
+
+export interface MediaJobData {
+  mediaId: number;
+}
+
+export interface MediaEnqueuerOptions {
+  queue: Queue;
+  table: UnqueuedMedia;
+  anchor: PriorityAnchor;
+  log: Logger;
+  /** How often the database is looked at for new rows, in ms. Default 200. */
+  pollMs?: number;
+  /** Rows queued per round trip. Default 500. */
+  batch?: number;
+}
+
+/**
+ * BullMQ attempts of a media job. The processor itself decides when a download has failed for
+ * good (settings `maxAttempts`, `maxReissues`) and then completes the job; this only bounds a
+ * job that keeps failing outside a download (a bug, a database that stays locked).
+ */
+export const MEDIA_JOB_ATTEMPTS = 1000;
+
+export class MediaEnqueuer {
+  readonly #o: Required<MediaEnqueuerOptions>;
+  #timer: NodeJS.Timeout | undefined;
+  #round: Promise<void> | undefined;
+  #stopped = false;
+
+  constructor(options: MediaEnqueuerOptions) {
+    this.#o = { pollMs: 200, batch: 500, ...options };
+  }
+
+  start(): void {
+    this.#schedule(0);
+  }
+
+  /** Queues every waiting row now (tests, and callers that know rows were just written). */
+  async flush(): Promise<number> {
+    await this.#round;
+    return this.#queueAll();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    await this.#round;
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(() => {
+      this.#round = this.#queueAll()
+        .then(() => undefined)
+        .catch((error: unknown) => this.#o.log.error({ err: error }, 'queueing media failed'))
+        .finally(() => this.#schedule(this.#o.pollMs));
+    }, delayMs);
+  }
+
+  async #queueAll(): Promise<number> {
+    let queued = 0;
+    for (;;) {
+      const rows = this.#o.table.unqueued(this.#o.batch);
+      if (rows.length === 0) return queued;
+      const anchor = await this.#o.anchor.current(Date.now());
+      await this.#o.queue.addBulk(
+        rows.map((row) => ({
+          name: 'media',
+          data: { mediaId: row.id } satisfies MediaJobData,
+          opts: {
+            jobId: mediaJobId(row.id),
+            priority: deadlinePriority(row.deadlineAt, anchor),
+            attempts: MEDIA_JOB_ATTEMPTS,
+            backoff: { type: MEDIA_BACKOFF },
+            removeOnComplete: true,
+            removeOnFail: true,
+          },
+        })),
+      );
+      this.#o.table.markQueued(
+        rows.map((r) => r.id),
+        Date.now(),
+      );
+      queued += rows.length;
+      if (rows.length < this.#o.batch) return queued;
+    }
+  }
+}

@@ -1,0 +1,59 @@
+/**
+ * Events of the media role: how a media row moves (src/store/media.ts). They go to the
+ * database's one writer like the search workers' events, so SQLite's writes stay off the
+ * thread that downloads, and concurrent downloads share a transaction. Each applies only to a
+ * `pending` row, so a redelivered event changes nothing.
+ */
+import { z } from 'zod';
+
+const epochMs = z.number().nonnegative().transform(Math.round);
+const mediaId = z.number().int().positive();
+
+/** The file is on disk under its content address. */
+export const MediaSavedEventSchema = z.object({
+  type: z.literal('media-saved'),
+  mediaId,
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** Relative to the data directory. */
+  path: z.string().min(1),
+  bytes: z.number().int().nonnegative(),
+  contentType: z.string().min(1),
+  at: epochMs,
+});
+
+/** The row ends without a file: `failed` (refused, unrecoverable) or `expired`. */
+export const MediaEndedEventSchema = z.object({
+  type: z.literal('media-ended'),
+  mediaId,
+  status: z.enum(['failed', 'expired']),
+  code: z.string().min(1),
+  message: z.string(),
+  /** A download ended it (one more attempt). */
+  attempted: z.boolean(),
+  at: epochMs,
+});
+
+/** A fresh URL from a re-issued search; `countReissue` when the row needed it. */
+export const MediaRefreshedEventSchema = z.object({
+  type: z.literal('media-refreshed'),
+  mediaId,
+  sourceUrl: z.string().min(1),
+  issuedAt: epochMs,
+  expiresAt: epochMs,
+  deadlineAt: epochMs,
+  countReissue: z.boolean(),
+  at: epochMs,
+});
+
+/** A download failed and will be tried again (counts against the row's attempts). */
+export const MediaRetryEventSchema = z.object({
+  type: z.literal('media-retry'),
+  mediaId,
+  at: epochMs,
+});
+
+export type MediaSavedEvent = z.infer<typeof MediaSavedEventSchema>;
+export type MediaEndedEvent = z.infer<typeof MediaEndedEventSchema>;
+export type MediaRefreshedEvent = z.infer<typeof MediaRefreshedEventSchema>;
+export type MediaRetryEvent = z.infer<typeof MediaRetryEventSchema>;
+export type MediaEvent = MediaSavedEvent | MediaEndedEvent | MediaRefreshedEvent | MediaRetryEvent;

@@ -1,0 +1,300 @@
+/**
+ * `media` and `run_media`: the files behind results' signed URLs. A run that saves media has a
+ * `run_media` row (what to save, where, how large) written with the run; each media URL of a
+ * stored result becomes a `pending` row in the same transaction as the result, so no media
+ * request is lost between storing a result and queueing its download. A row then moves once:
+ * to `saved` (file on disk, hash recorded), `failed` or `expired` (with a code and a reason).
+ *
+ * Rows are keyed by result and kind: (run, task, source, position, kind, item index).
+ */
+import type { Database } from 'better-sqlite3';
+import { mediaOfItem } from '../media/collect.ts';
+import { mediaDeadline } from '../media/expiry.ts';
+import type { MediaKind } from '../media/kinds.ts';
+import { clip } from './calls.ts';
+import type { Clock } from './clock.ts';
+import type { ResultsEvent } from './events.ts';
+
+export const MEDIA_STATUSES = ['pending', 'saved', 'failed', 'expired'] as const;
+export type MediaStatus = (typeof MEDIA_STATUSES)[number];
+
+/** What a run saves of its media. */
+export interface MediaConfig {
+  runId: string;
+  /** Kinds saved; media of other kinds is left as a URL. */
+  kinds: MediaKind[];
+  /** Folder for files, relative to the data directory. */
+  dir: string;
+  /** Largest file saved, in bytes. */
+  maxBytes: number;
+  /** Largest safety margin before a URL's expiry, in ms (expiry.ts). */
+  marginMaxMs: number;
+}
+
+export interface MediaRow {
+  id: number;
+  runId: string;
+  taskKey: string;
+  source: string;
+  position: number;
+  kind: MediaKind;
+  itemIndex: number;
+  status: MediaStatus;
+  sourceUrl: string;
+  /** `url` of the result the media belongs to (re-issues match on it). */
+  resultUrl: string | null;
+  /** When the URL was issued, ms since the epoch. */
+  issuedAt: number;
+  /** When the URL stops working, ms since the epoch. */
+  expiresAt: number | null;
+  /** When its download must have started (expiry less a safety margin), ms since the epoch. */
+  deadlineAt: number;
+  /** Downloads started. */
+  attempts: number;
+  /** Fresh URLs fetched for it by re-issuing its search. */
+  reissues: number;
+  sha256: string | null;
+  /** Relative to the data directory. */
+  path: string | null;
+  bytes: number | null;
+  contentType: string | null;
+  savedAt: number | null;
+  errorCode: string | null;
+  errorMessage: string | null;
+  updatedAt: number;
+  /** When the row was handed to the media queue; null while it has no job. */
+  queuedAt: number | null;
+}
+
+export interface SavedFile {
+  sha256: string;
+  path: string;
+  bytes: number;
+  contentType: string;
+}
+
+export interface FreshUrl {
+  sourceUrl: string;
+  issuedAt: number;
+  expiresAt: number;
+  deadlineAt: number;
+}
+
+export interface MediaTable {
+  /** Records what a run saves; called once, before any of its results is stored. */
+  configure(config: MediaConfig): void;
+  config(runId: string): MediaConfig | undefined;
+  /**
+   * Pending rows for the media of a stored response (part of applying a results event). A
+   * newer response refreshes the URL of a row still pending, and resets a row whose position
+   * now holds another result. Returns rows written.
+   */
+  requestFromResults(event: ResultsEvent): number;
+  get(id: number): MediaRow | undefined;
+  /** Pending rows without a job, earliest deadline first. */
+  unqueued(limit: number): Array<{ id: number; deadlineAt: number }>;
+  markQueued(ids: readonly number[], at: number): void;
+  /**
+   * Forgets which pending rows (of one run, or all) have jobs, so they are queued again (job ids
+   * come from row ids: a job still in Redis is not doubled). Returns rows affected.
+   */
+  unqueuePending(runId?: string): number;
+  /** The media folders of every run that saves media. */
+  dirs(): string[];
+  /** The deadline of the pending row due first (any run), ms since the epoch; null when none. */
+  nextDeadline(): number | null;
+  /** A download failed and will be tried again: one more attempt. */
+  retried(id: number, at?: number): boolean;
+  /** Pending -> saved (one more attempt). False when the row was not pending. */
+  markSaved(id: number, file: SavedFile, at?: number): boolean;
+  /**
+   * Pending -> failed or expired, with a code and the reason; `attempted` when a download ended
+   * it (one more attempt). False when not pending.
+   */
+  markEnded(
+    id: number,
+    status: 'failed' | 'expired',
+    code: string,
+    message: string,
+    options?: { attempted?: boolean; at?: number },
+  ): boolean;
+  /** A fresh URL for a pending row; `countReissue` adds one to its re-issues. */
+  refresh(id: number, fresh: FreshUrl, countReissue: boolean, at?: number): boolean;
+  /** Pending rows of a task (a re-issue refreshes them together). */
+  pendingOfTask(runId: string, taskKey: string): MediaRow[];
+  /** Every row of a run, by task, source, position, kind and item. */
+  ofRun(runId: string): MediaRow[];
+}
+
+const COLUMNS = `id, run_id AS runId, task_key AS taskKey, source, position, kind,
+  item_index AS itemIndex, status, source_url AS sourceUrl, result_url AS resultUrl,
+  issued_at AS issuedAt, expires_at AS expiresAt, deadline_at AS deadlineAt, attempts, reissues,
+  sha256, path, bytes, content_type AS contentType, saved_at AS savedAt, error_code AS errorCode,
+  error_message AS errorMessage, updated_at AS updatedAt, queued_at AS queuedAt`;
+
+interface ConfigRow {
+  kinds: string;
+  dir: string;
+  maxBytes: number;
+  marginMaxMs: number;
+}
+
+export function createMediaTable(db: Database, now: Clock): MediaTable {
+  const insertConfig = db.prepare<[string, string, string, number, number]>(
+    `INSERT INTO run_media (run_id, kinds_json, dir, max_bytes, margin_max_ms) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (run_id) DO UPDATE SET kinds_json = excluded.kinds_json, dir = excluded.dir,
+       max_bytes = excluded.max_bytes, margin_max_ms = excluded.margin_max_ms`,
+  );
+  const selectConfig = db.prepare<[string], ConfigRow>(
+    `SELECT kinds_json AS kinds, dir, max_bytes AS maxBytes, margin_max_ms AS marginMaxMs
+     FROM run_media WHERE run_id = ?`,
+  );
+  const upsert = db.prepare<Record<string, string | number | null>>(
+    `INSERT INTO media (run_id, task_key, source, position, kind, item_index, status, source_url,
+       result_url, issued_at, expires_at, deadline_at, updated_at)
+     VALUES (@runId, @taskKey, @source, @position, @kind, @itemIndex, 'pending', @sourceUrl,
+       @resultUrl, @issuedAt, @expiresAt, @deadlineAt, @at)
+     ON CONFLICT (run_id, task_key, source, position, kind, item_index) DO UPDATE SET
+       status = 'pending', source_url = excluded.source_url, result_url = excluded.result_url,
+       issued_at = excluded.issued_at, expires_at = excluded.expires_at,
+       deadline_at = excluded.deadline_at, updated_at = excluded.updated_at,
+       queued_at = CASE WHEN media.status = 'pending' THEN media.queued_at END,
+       reissues = CASE WHEN media.status = 'pending' THEN media.reissues ELSE 0 END,
+       attempts = CASE WHEN media.status = 'pending' THEN media.attempts ELSE 0 END,
+       sha256 = NULL, path = NULL, bytes = NULL, content_type = NULL, saved_at = NULL,
+       error_code = NULL, error_message = NULL
+     WHERE excluded.issued_at >= media.issued_at
+       AND (media.status = 'pending' OR media.result_url IS NOT excluded.result_url)`,
+  );
+  const byId = db.prepare<[number], MediaRow>(`SELECT ${COLUMNS} FROM media WHERE id = ?`);
+  const unqueued = db.prepare<[number], { id: number; deadlineAt: number }>(
+    `SELECT id, deadline_at AS deadlineAt FROM media
+     WHERE status = 'pending' AND queued_at IS NULL ORDER BY deadline_at LIMIT ?`,
+  );
+  const markQueued = db.prepare<[number, number]>(
+    `UPDATE media SET queued_at = ? WHERE id = ? AND status = 'pending'`,
+  );
+  const unqueue = db.prepare<{ run: string | null }>(
+    `UPDATE media SET queued_at = NULL
+     WHERE status = 'pending' AND queued_at IS NOT NULL AND (@run IS NULL OR run_id = @run)`,
+  );
+  const dirs = db.prepare<[], string>('SELECT DISTINCT dir FROM run_media ORDER BY dir').pluck();
+  const nextDeadline = db
+    .prepare<[], number | null>(`SELECT MIN(deadline_at) FROM media WHERE status = 'pending'`)
+    .pluck();
+  const retried = db.prepare<[number, number]>(
+    `UPDATE media SET attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = 'pending'`,
+  );
+  const saved = db.prepare<Record<string, string | number>>(
+    `UPDATE media SET status = 'saved', sha256 = @sha256, path = @path, bytes = @bytes,
+       content_type = @contentType, saved_at = @at, updated_at = @at, error_code = NULL,
+       error_message = NULL, attempts = attempts + 1
+     WHERE id = @id AND status = 'pending'`,
+  );
+  const ended = db.prepare<[string, string, string | null, number, number, number]>(
+    `UPDATE media SET status = ?, error_code = ?, error_message = ?, attempts = attempts + ?,
+       updated_at = ?
+     WHERE id = ? AND status = 'pending'`,
+  );
+  const refresh = db.prepare<Record<string, string | number>>(
+    `UPDATE media SET source_url = @sourceUrl, issued_at = @issuedAt, expires_at = @expiresAt,
+       deadline_at = @deadlineAt, reissues = reissues + @count, updated_at = @at
+     WHERE id = @id AND status = 'pending'`,
+  );
+  const ofRun = db.prepare<[string], MediaRow>(
+    `SELECT ${COLUMNS} FROM media WHERE run_id = ?
+     ORDER BY task_key, source, position, kind, item_index`,
+  );
+  const pendingOfTask = db.prepare<[string, string], MediaRow>(
+    `SELECT ${COLUMNS} FROM media WHERE run_id = ? AND task_key = ? AND status = 'pending'
+     ORDER BY id`,
+  );
+
+  // A run's media settings never change once its results arrive.
+  const configs = new Map<string, MediaConfig | null>();
+  function config(runId: string): MediaConfig | undefined {
+    let cached = configs.get(runId);
+    if (cached === undefined) {
+      const row = selectConfig.get(runId);
+      cached = row
+        ? {
+            runId,
+            kinds: JSON.parse(row.kinds) as MediaKind[],
+            dir: row.dir,
+            maxBytes: row.maxBytes,
+            marginMaxMs: row.marginMaxMs,
+          }
+        : null;
+      configs.set(runId, cached);
+    }
+    return cached ?? undefined;
+  }
+
+  return {
+    configure(c) {
+      insertConfig.run(c.runId, JSON.stringify(c.kinds), c.dir, c.maxBytes, c.marginMaxMs);
+      configs.delete(c.runId);
+    },
+    config,
+    requestFromResults(e) {
+      const c = config(e.runId);
+      if (!c || c.kinds.length === 0) return 0;
+      const wanted = new Set(c.kinds);
+      const at = now();
+      let written = 0;
+      for (const { source, position, item } of e.items) {
+        if (source === 'images') continue;
+        const resultUrl = typeof item.url === 'string' ? item.url : null;
+        for (const m of mediaOfItem(item, wanted)) {
+          const d = mediaDeadline({
+            url: m.url,
+            kind: m.kind,
+            receivedAt: e.fetchedAt,
+            marginMaxMs: c.marginMaxMs,
+          });
+          const info = upsert.run({
+            runId: e.runId,
+            taskKey: e.taskKey,
+            source,
+            position,
+            kind: m.kind,
+            itemIndex: m.itemIndex,
+            sourceUrl: m.url,
+            resultUrl,
+            issuedAt: d.issuedAt,
+            expiresAt: d.expiresAt,
+            deadlineAt: d.deadlineAt,
+            at,
+          });
+          written += info.changes;
+        }
+      }
+      return written;
+    },
+    get: (id) => byId.get(id),
+    unqueued: (limit) => unqueued.all(limit),
+    markQueued: db.transaction((ids: readonly number[], at: number) => {
+      for (const id of ids) markQueued.run(at, id);
+    }),
+    unqueuePending: (runId) => unqueue.run({ run: runId ?? null }).changes,
+    dirs: () => dirs.all(),
+    nextDeadline: () => nextDeadline.get() ?? null,
+    retried: (id, at = now()) => retried.run(at, id).changes > 0,
+    markSaved: (id, f, at = now()) =>
+      saved.run({
+        id,
+        sha256: f.sha256,
+        path: f.path,
+        bytes: f.bytes,
+        contentType: f.contentType,
+        at,
+      }).changes > 0,
+    markEnded: (id, status, code, message, options = {}) =>
+      ended.run(status, code, clip(message), options.attempted ? 1 : 0, options.at ?? now(), id)
+        .changes > 0,
+    refresh: (id, fresh, countReissue, at = now()) =>
+      refresh.run({ id, ...fresh, count: countReissue ? 1 : 0, at }).changes > 0,
+    pendingOfTask: (runId, taskKey) => pendingOfTask.all(runId, taskKey),
+    ofRun: (runId) => ofRun.all(runId),
+  };
+}
