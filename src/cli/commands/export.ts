@@ -1,0 +1,142 @@
+/** `harvest export`: results, calls or tasks out of SQLite as JSONL, CSV or Parquet, streamed. */
+import type { Command } from 'commander';
+import { UsageError } from '../../errors.ts';
+import { EXPORT_FORMATS, type ExportFormat, formatOfFile } from '../../report/export/formats.ts';
+import {
+  EXPORT_COLUMNS,
+  EXPORT_KINDS,
+  type ExportColumn,
+  type ExportKind,
+} from '../../store/export-columns.ts';
+import type { ResultSource } from '../../store/index.ts';
+import type { CommandContext } from '../context.ts';
+import { oneOf, parseList, parseSince } from '../flags.ts';
+
+const SOURCES: readonly ResultSource[] = ['web', 'news', 'images'];
+
+interface ExportFlags {
+  of: ExportKind;
+  run?: string;
+  pipeline?: string;
+  since?: number;
+  onlyNew?: boolean;
+  sinceRun?: string;
+  source?: ResultSource;
+  fields?: string[];
+  uniqueUrls?: boolean;
+  format?: ExportFormat;
+  out?: string;
+  json?: boolean;
+}
+
+function columnHelp(kind: ExportKind, columns: readonly ExportColumn[]): string {
+  const width = Math.max(...columns.map((c) => c.name.length + c.type.length + 3));
+  const lines = columns.map((c) => `  ${`${c.name} (${c.type})`.padEnd(width)}  ${c.doc}`);
+  return `\nColumns of --of ${kind}:\n${lines.join('\n')}`;
+}
+
+const HELP = `
+The same columns, in this order, in every format (--fields picks and orders a subset).
+JSONL: one object per line; timestamps ISO 8601 UTC; json columns nested. CSV: RFC 4180,
+header row, CRLF, an empty field is null. Parquet: nullable columns; string UTF8, integer INT64,
+timestamp TIMESTAMP(MILLIS, UTC), json a string with the JSON logical type. See docs/export.md.
+${EXPORT_KINDS.map((k) => columnHelp(k, EXPORT_COLUMNS[k])).join('\n')}
+
+Examples:
+  harvest export --run 20261122T101500-a1b2 --format csv --out results.csv
+  harvest export --pipeline news-watch --only-new --unique-urls --format jsonl | jq .url
+  harvest export --pipeline news-watch --since 2026-11-01 --fields url,title,first_seen_at --out new.parquet
+  harvest export --of calls --run 20261122T101500-a1b2 --format csv --out calls.csv`;
+
+function chooseFormat(flags: ExportFlags): ExportFormat {
+  const format = flags.format ?? (flags.out ? formatOfFile(flags.out) : undefined) ?? 'jsonl';
+  if (format === 'parquet' && !flags.out && process.stdout.isTTY) {
+    throw new UsageError('Parquet is binary: give --out FILE, or pipe stdout elsewhere');
+  }
+  return format;
+}
+
+export function registerExport(program: Command, ctx: CommandContext): void {
+  program
+    .command('export')
+    .description(
+      'Export results (or calls, tasks) as JSONL, CSV or Parquet; streams, to stdout by default.',
+    )
+    .option(
+      '--of <kind>',
+      `rows to export: ${EXPORT_KINDS.join(', ')}`,
+      oneOf(EXPORT_KINDS),
+      'results',
+    )
+    .option('--run <run>', 'only this run')
+    .option('--pipeline <name>', 'only runs of this pipeline')
+    .option(
+      '--since <date>',
+      'only rows from DATE on (YYYY-MM-DD or ISO date-time, UTC)',
+      parseSince,
+    )
+    .option(
+      '--only-new',
+      'only results whose URL the pipeline had not seen before the run (default: the latest)',
+    )
+    .option(
+      '--since-run <run>',
+      'with --only-new: count from this run (and export its later runs too)',
+    )
+    .option('--unique-urls', 'one row per URL across tasks and runs (the first seen)')
+    .option(
+      '--source <source>',
+      `only results of one source: ${SOURCES.join(', ')}`,
+      oneOf(SOURCES),
+    )
+    .option('--fields <list>', 'comma-separated columns, in output order (default: all)', parseList)
+    .option(
+      '--format <format>',
+      `${EXPORT_FORMATS.join(', ')} (default: from --out's extension, else jsonl)`,
+      oneOf(EXPORT_FORMATS),
+    )
+    .option('--out <file>', 'write here (completely or not at all); default stdout')
+    .option('--json', 'with --out: print the summary (rows, columns, file) as JSON; errors too')
+    .addHelpText('after', HELP)
+    .action(async (flags: ExportFlags) => {
+      if (flags.json && !flags.out) {
+        throw new UsageError('--json prints a summary of the export: give --out FILE');
+      }
+      const format = chooseFormat(flags);
+      const { openStore } = await import('../../store/index.ts');
+      const { runExport } = await import('../../report/export/run-export.ts');
+      const { createExportProgress } = await import('../export-progress.ts');
+      const store = openStore(ctx.settings().dbPath, { readonly: true });
+      try {
+        const summary = await runExport(
+          store,
+          {
+            of: flags.of,
+            format,
+            out: flags.out,
+            runId: flags.run,
+            pipelineName: flags.pipeline,
+            sinceMs: flags.since,
+            onlyNew: flags.onlyNew,
+            sinceRunId: flags.sinceRun,
+            source: flags.source,
+            uniqueUrls: flags.uniqueUrls,
+            fields: flags.fields,
+          },
+          {
+            stdout: process.stdout,
+            progress: flags.out && process.stderr.isTTY ? createExportProgress() : undefined,
+          },
+        );
+        if (flags.json) {
+          process.stdout.write(`${JSON.stringify({ ok: true, ...summary }, null, 2)}\n`);
+        } else if (summary.out !== null) {
+          process.stdout.write(
+            `exported ${summary.rows} ${summary.kind} (${summary.columns.length} columns) to ${summary.out} as ${summary.format}\n`,
+          );
+        }
+      } finally {
+        store.close();
+      }
+    });
+}

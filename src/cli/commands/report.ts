@@ -1,0 +1,83 @@
+/** `harvest report costs`: credits from stored calls, grouped, as a table, JSON, CSV or HTML. */
+import type { Command } from 'commander';
+import { UsageError } from '../../errors.ts';
+import { COST_GROUPS, type CostGroup } from '../../store/cost-report.ts';
+import type { CommandContext } from '../context.ts';
+import { oneOf, parseSince } from '../flags.ts';
+
+const FORMATS = ['table', 'json', 'csv', 'html'] as const;
+
+interface CostFlags {
+  by?: CostGroup;
+  run?: string;
+  since?: number;
+  format: (typeof FORMATS)[number];
+  out?: string;
+  compareEstimate?: boolean;
+  json?: boolean;
+}
+
+const HELP = `
+Credits come from the calls the service charged (creditsUsed), never from estimates. A call of
+unknown cost (LOST with its worker, an unreadable answer) is counted apart, never guessed.
+Retries: a task's calls beyond its first. Re-issues: searches called again for fresh media URLs.
+--by source and --by format group by what each search asked for (one call pays for all of it).
+Budget use and --compare-estimate (the plan's credit bounds) are per run: --by run.
+
+Examples:
+  harvest report costs
+  harvest report costs --by day --since 2026-11-01
+  harvest report costs --by run --compare-estimate
+  harvest report costs --run 20261122T101500-a1b2 --by outcome --format json
+  harvest report costs --format html --out costs.html`;
+
+export function registerReport(program: Command, ctx: CommandContext): void {
+  const report = program.command('report').description('Reports over what harvest stored.');
+  report
+    .command('costs')
+    .description('Credits, calls, failures, results and credits per result, grouped.')
+    .option(
+      '--by <key>',
+      `group by ${COST_GROUPS.join(', ')} (default: pipeline, or run with --compare-estimate)`,
+      oneOf(COST_GROUPS),
+    )
+    .option('--run <run>', 'only this run')
+    .option(
+      '--since <date>',
+      'only calls from DATE on (YYYY-MM-DD or ISO date-time, UTC)',
+      parseSince,
+    )
+    .option('--format <format>', FORMATS.join(', '), oneOf(FORMATS), 'table')
+    .option('--out <file>', 'write here (completely or not at all); default stdout')
+    .option('--compare-estimate', "put each run's plan estimate beside its actual cost")
+    .option('--json', 'the same as --format json (errors print as JSON too)')
+    .addHelpText('after', HELP)
+    .action(async (flags: CostFlags) => {
+      const format = flags.json ? 'json' : flags.format;
+      if (flags.json && flags.format !== 'table' && flags.format !== 'json') {
+        throw new UsageError(`--json and --format ${flags.format} ask for two formats`);
+      }
+      const { openStore } = await import('../../store/index.ts');
+      const { runCostReport } = await import('../../report/costs/run-report.ts');
+      const store = openStore(ctx.settings().dbPath, { readonly: true });
+      try {
+        await runCostReport(
+          store,
+          {
+            by: flags.by ?? (flags.compareEstimate ? 'run' : 'pipeline'),
+            runId: flags.run,
+            sinceMs: flags.since,
+            compareEstimate: flags.compareEstimate,
+            format,
+            out: flags.out,
+          },
+          { stdout: process.stdout },
+        );
+        if (flags.out && !flags.json) {
+          process.stdout.write(`wrote the ${format} cost report to ${flags.out}\n`);
+        }
+      } finally {
+        store.close();
+      }
+    });
+}

@@ -1,0 +1,46 @@
+/** `harvest report costs`: builds the report and writes it in the chosen format. */
+import type { Store } from '../../store/index.ts';
+import { openFileOutput, streamOutput } from '../export/output.ts';
+import { buildCostReport, type CostReport, type CostReportOptions } from './build.ts';
+import { buildCostCharts } from './charts.ts';
+import { renderHtml } from './html.ts';
+import { renderCsv, renderJson, renderTable } from './text.ts';
+
+export const COST_FORMATS = ['table', 'json', 'csv', 'html'] as const;
+export type CostFormat = (typeof COST_FORMATS)[number];
+
+export interface RunCostReportOptions extends CostReportOptions {
+  format: CostFormat;
+  /** Output file (written whole or not at all); stdout when absent. */
+  out?: string;
+}
+
+export function renderCostReport(store: Store, report: CostReport, format: CostFormat): string {
+  if (format === 'json') return renderJson(report);
+  if (format === 'csv') return renderCsv(report);
+  if (format === 'html') {
+    const charts = buildCostCharts(store, {
+      runId: report.filters.runId ?? undefined,
+      sinceMs: report.filters.since === null ? undefined : Date.parse(report.filters.since),
+    });
+    return renderHtml(report, charts);
+  }
+  return `${renderTable(report)}\n`;
+}
+
+export async function runCostReport(
+  store: Store,
+  options: RunCostReportOptions,
+  io: { stdout: NodeJS.WritableStream },
+): Promise<CostReport> {
+  const report = buildCostReport(store, options);
+  const output = options.out === undefined ? streamOutput(io.stdout) : openFileOutput(options.out);
+  try {
+    await output.write(renderCostReport(store, report, options.format));
+    await output.commit();
+  } catch (error) {
+    output.abort();
+    throw error;
+  }
+  return report;
+}

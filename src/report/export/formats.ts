@@ -1,0 +1,16 @@
+/** The export formats and how a file name suggests one. Pure, so `--help` stays cheap. */
+export const EXPORT_FORMATS = ['jsonl', 'csv', 'parquet'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+const BY_EXTENSION: Record<string, ExportFormat> = {
+  '.jsonl': 'jsonl',
+  '.ndjson': 'jsonl',
+  '.csv': 'csv',
+  '.parquet': 'parquet',
+};
+
+/** The format a file name's extension names, if any. */
+export function formatOfFile(file: string): ExportFormat | undefined {
+  const dot = file.lastIndexOf('.');
+  return dot < 0 ? undefined : BY_EXTENSION[file.slice(dot).toLowerCase()];
+}

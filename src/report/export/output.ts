@@ -1,0 +1,158 @@
+/**
+ * Where an export goes: a file, written under a temporary name beside it and renamed into place
+ * only once complete (so a failed or interrupted export leaves no partial file), or stdout,
+ * with backpressure, stopping quietly when the reader goes away (`harvest export | head`).
+ */
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import { HarvestError } from '../../errors.ts';
+import type { Chunk } from './encoder.ts';
+
+export interface ExportOutput {
+  /** Writes a chunk; resolves at once unless the destination asks to wait. */
+  write(chunk: Chunk): Promise<void>;
+  /** True once the reader of stdout went away: stop writing, it is not an error. */
+  readonly gone: boolean;
+  /** Completes the output (renames the file into place). */
+  commit(): Promise<void>;
+  /** Removes what was written (the temporary file); idempotent. */
+  abort(): void;
+}
+
+function pieces(chunk: Chunk): (string | Uint8Array)[] {
+  if (typeof chunk === 'string') return chunk.length > 0 ? [chunk] : [];
+  if (chunk instanceof Uint8Array) return chunk.byteLength > 0 ? [chunk] : [];
+  return [...chunk];
+}
+
+function cannotWrite(file: string, error: unknown): HarvestError {
+  const reason = (error as NodeJS.ErrnoException).code ?? String(error);
+  const text: Record<string, string> = {
+    ENOENT: 'its folder does not exist',
+    EACCES: 'permission denied',
+    EROFS: 'read-only file system',
+    EISDIR: 'it is a folder',
+    ENOTDIR: 'a part of its path is not a folder',
+  };
+  return new HarvestError('OUTPUT_UNWRITABLE', `cannot write ${file}: ${text[reason] ?? reason}`, {
+    exitCode: 2,
+    cause: error,
+  });
+}
+
+/** Opens the temporary file beside `file` now, so an unwritable path fails before any work. */
+export function openFileOutput(file: string): ExportOutput {
+  const target = path.resolve(file);
+  if (fs.existsSync(target) && fs.statSync(target).isDirectory()) {
+    throw cannotWrite(file, Object.assign(new Error('EISDIR'), { code: 'EISDIR' }));
+  }
+  const temp = path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.${process.pid}-${randomBytes(4).toString('hex')}.partial`,
+  );
+  let fd: number;
+  try {
+    fd = fs.openSync(temp, 'wx');
+  } catch (error) {
+    throw cannotWrite(file, error);
+  }
+  let open = true;
+  const removeNow = () => {
+    if (open) fs.closeSync(fd);
+    open = false;
+    fs.rmSync(temp, { force: true });
+  };
+  // Interrupted (Ctrl-C, kill): remove the temporary file, then die of the signal as usual.
+  const onSignal = (signal: NodeJS.Signals) => {
+    removeNow();
+    process.kill(process.pid, signal);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const forget = () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+  return {
+    gone: false,
+    async write(chunk) {
+      try {
+        for (const piece of pieces(chunk)) {
+          if (typeof piece === 'string') fs.writeSync(fd, piece);
+          else fs.writeSync(fd, piece, 0, piece.byteLength);
+        }
+      } catch (error) {
+        throw cannotWrite(file, error);
+      }
+    },
+    async commit() {
+      try {
+        fs.fsyncSync(fd);
+        fs.closeSync(fd);
+        open = false;
+        fs.renameSync(temp, target);
+      } catch (error) {
+        removeNow();
+        throw cannotWrite(file, error);
+      } finally {
+        forget();
+      }
+    },
+    abort() {
+      removeNow();
+      forget();
+    },
+  };
+}
+
+/** Resolves when the stream drains or fails (the failure itself is seen by its listener). */
+async function drained(stream: NodeJS.WritableStream): Promise<void> {
+  const stop = new AbortController();
+  try {
+    await Promise.race([
+      once(stream, 'drain', { signal: stop.signal }),
+      once(stream, 'error', { signal: stop.signal }),
+    ]);
+  } catch {
+    // an error: the stream's own listener recorded it
+  } finally {
+    stop.abort();
+  }
+}
+
+/** Writes to a stream (stdout); a closed pipe (EPIPE) ends the export quietly. */
+export function streamOutput(stream: NodeJS.WritableStream): ExportOutput {
+  let gone = false;
+  let failure: Error | undefined;
+  const onError = (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') gone = true;
+    else failure = error;
+  };
+  stream.on('error', onError);
+  const check = () => {
+    if (failure)
+      throw new HarvestError('OUTPUT_FAILED', `cannot write the export: ${failure.message}`);
+  };
+  return {
+    get gone() {
+      return gone;
+    },
+    async write(chunk) {
+      for (const piece of pieces(chunk)) {
+        if (gone) return;
+        check();
+        if (!stream.write(piece)) await drained(stream);
+      }
+      check();
+    },
+    async commit() {
+      check();
+      stream.off('error', onError);
+    },
+    abort() {
+      stream.off('error', onError);
+    },
+  };
+}

@@ -1,0 +1,221 @@
+/**
+ * The queries behind `harvest export`: one SELECT per export, built from the chosen columns
+ * (./export-columns.ts) and filters, read row by row with `Statement.iterate()` in raw mode
+ * (an array per row, in column order), so memory does not grow with the number of rows.
+ *
+ * Results are in (run, task, source, position) order, calls in (started, call id) order, tasks
+ * in (run, task) order. Open a store of its own for an export: nothing else may run on the
+ * connection while the iterator is open.
+ */
+import type { Database } from 'better-sqlite3';
+import type { ResultSource } from './events.ts';
+import type { ColumnJoin, ExportColumn, ExportKind } from './export-columns.ts';
+
+export interface ExportFilter {
+  kind: ExportKind;
+  /** Only this run. */
+  runId?: string;
+  /** Only runs of the pipeline with this name. */
+  pipelineName?: string;
+  /**
+   * Inclusive lower bound in ms since the epoch on the row's time: a result's `fetched_at`, a
+   * call's `started_at`, a task's run `created_at`.
+   */
+  sinceMs?: number;
+  /** Results only: only this source. */
+  source?: ResultSource;
+  /**
+   * Results only: results of this run and the pipeline's later runs whose URL the pipeline had
+   * not seen before this run (from `seen_urls`). The run's pipeline is the only one exported.
+   */
+  newSince?: SinceRun;
+  /** Results only: one row per URL (the first seen; rows without a URL are all kept). */
+  uniqueUrls?: boolean;
+}
+
+/** A run, as `--only-new` needs it. */
+export interface SinceRun {
+  id: string;
+  /** ms since the epoch. */
+  createdAt: number;
+  pipelineName: string;
+}
+
+export interface ExportQuery {
+  columns: readonly ExportColumn[];
+  sql: string;
+  params: Record<string, string | number>;
+}
+
+const RESULT_JOINS: Record<ColumnJoin, string> = {
+  pipeline: `LEFT JOIN runs ru ON ru.id = r.run_id
+    LEFT JOIN pipelines p ON p.id = ru.pipeline_id`,
+  task: 'LEFT JOIN tasks t ON t.run_id = r.run_id AND t.task_key = r.task_key',
+  seen: 'LEFT JOIN seen_urls s ON s.pipeline_name = p.name AND s.url = r.url',
+  media: ['screenshot:ms', 'audio:ma', 'video:mv']
+    .map((pair) => {
+      const [kind, a] = pair.split(':');
+      return `LEFT JOIN media ${a} ON ${a}.run_id = r.run_id AND ${a}.task_key = r.task_key
+      AND ${a}.source = r.source AND ${a}.position = r.position AND ${a}.kind = '${kind}'
+      AND ${a}.item_index = 0 AND ${a}.status = 'saved'`;
+    })
+    .join('\n    '),
+};
+const JOIN_ORDER: readonly ColumnJoin[] = ['pipeline', 'task', 'seen', 'media'];
+
+/** The runs of a pipeline, for filters that use the results' and calls' run index. */
+const RUNS_OF_PIPELINE = `(SELECT ru2.id FROM runs ru2 JOIN pipelines p2 ON p2.id = ru2.pipeline_id
+  WHERE p2.name = @pipelineName)`;
+
+/** A run created at or after the run `@sinceRunId` (ties broken by id). */
+function atOrAfterSinceRun(alias: string): string {
+  return `(${alias}.created_at > @sinceRunCreatedAt
+    OR (${alias}.created_at = @sinceRunCreatedAt AND ${alias}.id >= @sinceRunId))`;
+}
+
+function selectList(columns: readonly ExportColumn[]): string {
+  return columns.map((c) => `${c.sql} AS "${c.name}"`).join(',\n  ');
+}
+
+function joinsOf(columns: readonly ExportColumn[], extra: readonly ColumnJoin[]): ColumnJoin[] {
+  const wanted = new Set<ColumnJoin>(extra);
+  for (const c of columns) for (const j of c.joins) wanted.add(j);
+  // seen_urls is keyed by pipeline name.
+  if (wanted.has('seen')) wanted.add('pipeline');
+  return JOIN_ORDER.filter((j) => wanted.has(j));
+}
+
+function resultsQuery(columns: readonly ExportColumn[], f: ExportFilter): string {
+  const sinceRun = f.newSince;
+  const where: string[] = [];
+  const extraJoins: ColumnJoin[] = [];
+  if (f.runId !== undefined) where.push('r.run_id = @runId');
+  if (f.pipelineName !== undefined) where.push(`r.run_id IN ${RUNS_OF_PIPELINE}`);
+  if (f.sinceMs !== undefined) where.push('r.fetched_at >= @sinceMs');
+  if (f.source !== undefined) where.push('r.source = @source');
+  if (sinceRun) {
+    extraJoins.push('pipeline', 'seen');
+    where.push(
+      'p.id IN (SELECT id FROM pipelines WHERE name = @sinceRunPipeline)',
+      atOrAfterSinceRun('ru'),
+      `s.first_run_id IN (SELECT fr.id FROM runs fr WHERE ${atOrAfterSinceRun('fr')})`,
+    );
+  }
+  const joins = joinsOf(columns, extraJoins)
+    .map((j) => RESULT_JOINS[j])
+    .join('\n');
+  const whereSql = where.length > 0 ? `WHERE ${where.join('\n  AND ')}` : '';
+  const order = 'r.run_id, r.task_key, r.source, r.position';
+  if (!f.uniqueUrls) {
+    return `SELECT ${selectList(columns)}\nFROM results r\n${joins}\n${whereSql}\nORDER BY ${order}`;
+  }
+  // One row per URL, the first seen: rank the rows of a URL by when their slot was first filled.
+  const filterJoins = joinsOf([], extraJoins)
+    .map((j) => RESULT_JOINS[j])
+    .join('\n');
+  const firsts = `SELECT id FROM (SELECT r.rowid AS id, r.url, ROW_NUMBER() OVER (
+      PARTITION BY r.url ORDER BY r.first_seen_at, ${order}) AS nth
+    FROM results r\n${filterJoins}\n${whereSql}) WHERE url IS NULL OR nth = 1`;
+  return `SELECT ${selectList(columns)}\nFROM results r\n${joins}
+WHERE r.rowid IN (${firsts})\nORDER BY ${order}`;
+}
+
+function callsQuery(columns: readonly ExportColumn[], f: ExportFilter): string {
+  const where: string[] = [];
+  if (f.runId !== undefined) where.push('c.run_id = @runId');
+  if (f.pipelineName !== undefined) where.push(`c.run_id IN ${RUNS_OF_PIPELINE}`);
+  if (f.sinceMs !== undefined) where.push('c.started_at >= @sinceMs');
+  const joins = joinsOf(columns, []).includes('pipeline')
+    ? 'LEFT JOIN runs ru ON ru.id = c.run_id LEFT JOIN pipelines p ON p.id = ru.pipeline_id'
+    : '';
+  const whereSql = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+  return `SELECT ${selectList(columns)}\nFROM calls c ${joins}\n${whereSql}\nORDER BY c.started_at, c.call_id`;
+}
+
+function tasksQuery(columns: readonly ExportColumn[], f: ExportFilter): string {
+  const where: string[] = [];
+  if (f.runId !== undefined) where.push('t.run_id = @runId');
+  if (f.pipelineName !== undefined) where.push(`t.run_id IN ${RUNS_OF_PIPELINE}`);
+  if (f.sinceMs !== undefined) where.push('ru.created_at >= @sinceMs');
+  const whereSql = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+  return `SELECT ${selectList(columns)}\nFROM tasks t
+LEFT JOIN runs ru ON ru.id = t.run_id LEFT JOIN pipelines p ON p.id = ru.pipeline_id
+${whereSql}\nORDER BY t.run_id, t.task_key`;
+}
+
+export interface BuildOptions {
+  /**
+   * No media is saved (see `ExportReader.hasSavedMedia`): the media columns are NULL without
+   * reading the media table, which saves three lookups per row. Default false.
+   */
+  withoutMedia?: boolean;
+}
+
+/** The SQL and parameters of an export. Pure: no database needed. */
+export function buildExportQuery(
+  chosen: readonly ExportColumn[],
+  filter: ExportFilter,
+  options: BuildOptions = {},
+): ExportQuery {
+  const sinceRun = filter.newSince;
+  if (chosen.length === 0) throw new Error('an export needs at least one column');
+  const columns = options.withoutMedia
+    ? chosen.map((c) => (c.joins.includes('media') ? { ...c, sql: 'NULL', joins: [] } : c))
+    : chosen;
+  const params: Record<string, string | number> = {};
+  if (filter.runId !== undefined) params.runId = filter.runId;
+  if (filter.pipelineName !== undefined) params.pipelineName = filter.pipelineName;
+  if (filter.sinceMs !== undefined) params.sinceMs = filter.sinceMs;
+  if (filter.source !== undefined) params.source = filter.source;
+  if (sinceRun) {
+    params.sinceRunId = sinceRun.id;
+    params.sinceRunCreatedAt = sinceRun.createdAt;
+    params.sinceRunPipeline = sinceRun.pipelineName;
+  }
+  const sql =
+    filter.kind === 'results'
+      ? resultsQuery(columns, filter)
+      : filter.kind === 'calls'
+        ? callsQuery(columns, filter)
+        : tasksQuery(columns, filter);
+  return { columns: chosen, sql, params };
+}
+
+/** A row of an export: one value per column, in column order. */
+export type ExportRow = (string | number | null)[];
+
+export interface ExportReader {
+  /** Streams the rows of `query` (raw arrays). Do not use the store while it is open. */
+  iterate(query: ExportQuery): IterableIterator<ExportRow>;
+  /** How many rows `query` yields (one pass over the same rows, for a progress bar). */
+  count(query: ExportQuery): number;
+  /** Whether any media file is saved yet (the media columns are all empty otherwise). */
+  hasSavedMedia(): boolean;
+}
+
+/** Page cache of an export's connection, in KiB. */
+export const SCAN_CACHE_KIB = 16 * 1024;
+
+export function createExportReader(db: Database): ExportReader {
+  const savedMedia = db
+    .prepare<[], number>("SELECT EXISTS (SELECT 1 FROM media WHERE status = 'saved')")
+    .pluck();
+  return {
+    iterate(query) {
+      // A larger page cache than the default 2 MB: the seen_urls lookups jump around.
+      db.pragma(`cache_size = -${SCAN_CACHE_KIB}`);
+      return db
+        .prepare<Record<string, string | number>, ExportRow>(query.sql)
+        .raw(true)
+        .iterate(query.params);
+    },
+    hasSavedMedia: () => savedMedia.get() === 1,
+    count(query) {
+      const n = db
+        .prepare<Record<string, string | number>, number>(`SELECT COUNT(*) FROM (${query.sql})`)
+        .pluck()
+        .get(query.params);
+      return n ?? 0;
+    },
+  };
+}

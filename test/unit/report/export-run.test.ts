@@ -1,0 +1,195 @@
+/** runExport's checks and its all-or-nothing output. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { parseSince } from '../../../src/cli/flags.ts';
+import { createParquetEncoder } from '../../../src/report/export/parquet.ts';
+import { type ExportOptions, runExport } from '../../../src/report/export/run-export.ts';
+import { RESULT_COLUMNS, type Store } from '../../../src/store/index.ts';
+import { resultsEvent, seedRun, useTempStores, webItem } from '../store/helpers.ts';
+
+const T0 = Date.UTC(2025, 0, 2, 9);
+
+function sink(): Writable & { text(): string } {
+  let text = '';
+  const w = new Writable({
+    write(chunk, _enc, done) {
+      text += String(chunk);
+      done();
+    },
+  });
+  return Object.assign(w, { text: () => text });
+}
+
+describe('runExport', () => {
+  const stores = useTempStores();
+
+  function seeded(): Store {
+    const store = stores.open({ now: () => T0 });
+    const { runId } = seedRun(store, { runId: 'run-1', pipeline: 'news-watch', taskCount: 1 });
+    store.applyEvents([resultsEvent(runId, 't0', [webItem(1), webItem(2), webItem(3)])]);
+    return store;
+  }
+
+  async function rejects(store: Store, options: Partial<ExportOptions>, dir?: string) {
+    const error = await runExport(store, { format: 'jsonl', ...options }, { stdout: sink() }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (dir) expect(fs.readdirSync(dir)).toEqual([]);
+    return error as { code: string; exitCode: number; message: string } | undefined;
+  }
+
+  it('refuses unknown runs, pipelines and fields with exit 2, and writes no file', async () => {
+    const store = seeded();
+    const dir = stores.dir();
+    const out = path.join(dir, 'x.jsonl');
+    expect(await rejects(store, { runId: 'nope', out }, dir)).toMatchObject({
+      code: 'RUN_NOT_FOUND',
+      exitCode: 2,
+    });
+    expect(await rejects(store, { pipelineName: 'nope', out }, dir)).toMatchObject({
+      code: 'PIPELINE_NOT_FOUND',
+      exitCode: 2,
+    });
+    const field = await rejects(store, { fields: ['url', 'titel'], out }, dir);
+    expect(field).toMatchObject({ code: 'USAGE', exitCode: 2 });
+    expect(field?.message).toContain(
+      'unknown field "titel" for --of results; did you mean "title"?',
+    );
+    expect(await rejects(store, { onlyNew: true, sinceRunId: 'nope', out }, dir)).toMatchObject({
+      code: 'RUN_NOT_FOUND',
+      exitCode: 2,
+    });
+  });
+
+  it('refuses flags that do not fit together', async () => {
+    const store = seeded();
+    const cases: [Partial<ExportOptions>, string][] = [
+      [{ runId: 'run-1', pipelineName: 'news-watch' }, '--run and --pipeline cannot be combined'],
+      [{ sinceRunId: 'run-1' }, '--since-run goes with --only-new'],
+      [{ of: 'calls', source: 'web' }, '--source applies to --of results only'],
+      [{ of: 'tasks', onlyNew: true, uniqueUrls: true }, '--only-new, --unique-urls applies'],
+    ];
+    for (const [options, message] of cases) {
+      const error = await rejects(store, options);
+      expect(error).toMatchObject({ exitCode: 2 });
+      expect(error?.message).toContain(message);
+    }
+    const empty = stores.open();
+    expect(await rejects(empty, { onlyNew: true })).toMatchObject({
+      code: 'RUN_NOT_FOUND',
+      message: expect.stringContaining('--only-new: no runs'),
+    });
+  });
+
+  it('refuses an output path that cannot be written, before any work, with exit 2', async () => {
+    const store = seeded();
+    const dir = stores.dir();
+    const missing = await rejects(store, { out: path.join(dir, 'no', 'such', 'x.csv') }, dir);
+    expect(missing).toMatchObject({ code: 'OUTPUT_UNWRITABLE', exitCode: 2 });
+    expect(missing?.message).toContain('its folder does not exist');
+    fs.mkdirSync(path.join(dir, 'folder'));
+    expect(await rejects(store, { out: path.join(dir, 'folder') })).toMatchObject({
+      code: 'OUTPUT_UNWRITABLE',
+      message: expect.stringContaining('it is a folder'),
+    });
+    expect(fs.readdirSync(dir)).toEqual(['folder']);
+  });
+
+  it('leaves no partial file (and keeps an older one) when the export fails half way', async () => {
+    const store = seeded();
+    const dir = stores.dir();
+    const out = path.join(dir, 'results.jsonl');
+    fs.writeFileSync(out, 'the previous export\n');
+    const failing: Store = {
+      ...store,
+      exports: {
+        ...store.exports,
+        *iterate(query) {
+          let n = 0;
+          for (const row of store.exports.iterate(query)) {
+            if (++n === 3) throw new Error('database disk image is malformed');
+            yield row;
+          }
+        },
+      },
+    };
+    await expect(
+      runExport(failing, { format: 'jsonl', out, batchRows: 1 }, { stdout: sink() }),
+    ).rejects.toThrow('malformed');
+    expect(fs.readdirSync(dir)).toEqual(['results.jsonl']);
+    expect(fs.readFileSync(out, 'utf8')).toBe('the previous export\n');
+  });
+
+  it('streams to stdout and reports progress', async () => {
+    const store = seeded();
+    const out = sink();
+    const seen: string[] = [];
+    const summary = await runExport(
+      store,
+      { format: 'csv', fields: ['position', 'url'], batchRows: 2 },
+      {
+        stdout: out,
+        progress: {
+          start: (total) => seen.push(`start ${total}`),
+          update: (rows) => seen.push(`${rows}`),
+          stop: () => seen.push('stop'),
+        },
+      },
+    );
+    expect(summary).toMatchObject({
+      rows: 3,
+      out: null,
+      truncated: false,
+      columns: ['position', 'url'],
+    });
+    expect(out.text()).toBe(
+      'position,url\r\n0,https://example.com/page-1\r\n1,https://example.com/page-2\r\n2,https://example.com/page-3\r\n',
+    );
+    expect(seen).toEqual(['start 3', '2', '3', 'stop']);
+  });
+
+  it('stops quietly when the reader of stdout goes away', async () => {
+    const store = seeded();
+    const closed = new Writable({
+      write(_chunk, _enc, done) {
+        done(Object.assign(new Error('write EPIPE'), { code: 'EPIPE' }));
+      },
+    });
+    const summary = await runExport(store, { format: 'jsonl', batchRows: 1 }, { stdout: closed });
+    expect(summary.truncated).toBe(true);
+    expect(summary.rows).toBeLessThan(3);
+  });
+});
+
+describe('parquet row groups', () => {
+  it('splits rows into row groups of the given size', () => {
+    const columns = RESULT_COLUMNS.filter((c) => c.name === 'position' || c.name === 'url');
+    const encoder = createParquetEncoder(columns, { rowGroupRows: 2 });
+    const chunks = [
+      ...encoder.encode([
+        [0, 'a'],
+        [1, 'b'],
+        [2, null],
+      ]),
+      ...encoder.finish(),
+    ] as Uint8Array[];
+    const bytes = Buffer.concat(chunks);
+    expect(bytes.subarray(0, 4).toString()).toBe('PAR1');
+    expect(bytes.subarray(-4).toString()).toBe('PAR1');
+    // Two row groups were written before the footer: the first as soon as it was full.
+    expect(chunks.length).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe('--since', () => {
+  it('reads dates as UTC and refuses anything else', () => {
+    expect(parseSince('2025-01-02')).toBe(Date.UTC(2025, 0, 2));
+    expect(parseSince('2025-01-02T10:30')).toBe(Date.UTC(2025, 0, 2, 10, 30));
+    expect(parseSince('2025-01-02T10:30:00+02:00')).toBe(Date.UTC(2025, 0, 2, 8, 30));
+    expect(() => parseSince('yesterday')).toThrow('expected YYYY-MM-DD');
+    expect(() => parseSince('2025-02-30')).toThrow();
+  });
+});
