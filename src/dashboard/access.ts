@@ -1,0 +1,52 @@
+/**
+ * Who may reach the dashboard, decided before it starts. Pure.
+ *
+ * | bound to                                   | credentials set | result                   |
+ * |--------------------------------------------|-----------------|--------------------------|
+ * | loopback (127.0.0.0/8, ::1, localhost)     | no              | open to this host's users |
+ * | loopback                                   | yes             | basic auth               |
+ * | anything else (0.0.0.0, ::, an address, a name) | yes        | basic auth               |
+ * | anything else                              | no              | refused: UsageError      |
+ */
+import { BlockList, isIP } from 'node:net';
+import { UsageError } from '../errors.ts';
+
+export interface BasicAuthCredentials {
+  readonly user: string;
+  readonly password: string;
+}
+
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
+
+/**
+ * True for addresses only this host can reach. A host name other than `localhost` counts as
+ * reachable from elsewhere: what it resolves to can change.
+ */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1');
+  if (bare.toLowerCase() === 'localhost') return true;
+  const family = isIP(bare);
+  if (family === 4) return LOOPBACK.check(bare, 'ipv4');
+  if (family === 6) {
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
+    return mapped ? LOOPBACK.check(mapped[1]!, 'ipv4') : LOOPBACK.check(bare, 'ipv6');
+  }
+  return false;
+}
+
+/**
+ * The credentials the dashboard asks for, or undefined when it may stay open (loopback and
+ * none configured). Throws UsageError for a non-loopback address without credentials.
+ */
+export function dashboardCredentials(
+  host: string,
+  configured: BasicAuthCredentials | undefined,
+): BasicAuthCredentials | undefined {
+  if (configured) return configured;
+  if (isLoopbackHost(host)) return undefined;
+  throw new UsageError(
+    `refusing to serve the dashboard on ${host} without a password: set HARVEST_DASHBOARD_USER and HARVEST_DASHBOARD_PASSWORD, or keep the default --host 127.0.0.1`,
+  );
+}

@@ -1,0 +1,72 @@
+/**
+ * The job schedulers of the `runs` queue (BullMQ `upsertJobScheduler`): one per scheduled
+ * pipeline, named after it. Each makes a `tick` job at every cron time, carrying the pipeline's
+ * text and hash, so whichever worker has the `runs` role starts the run.
+ */
+import type { Queue } from 'bullmq';
+import { type TickJobData, TickJobDataSchema } from '../queue/job-data.ts';
+import { RUNS_JOBS } from '../queue/names.ts';
+import type { DesiredSchedule, ExistingSchedule, ScheduleAction } from './plan.ts';
+
+export interface ScheduleInfo extends ExistingSchedule {
+  /** When its next tick is due, ms since the epoch (in the past while no worker takes it). */
+  next: number | null;
+  /** The template's pipeline text and file (undefined for a scheduler harvest did not make). */
+  yamlText: string | undefined;
+  file: string | undefined;
+}
+
+/** Options of every tick job: a failed tick (a locked database, say) is tried again. */
+const TICK_JOB_OPTIONS = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 5000 },
+  removeOnComplete: { count: 100 },
+  removeOnFail: { count: 100 },
+};
+
+/** Every scheduler of the queue, the next due first. */
+export async function readSchedules(queue: Queue): Promise<ScheduleInfo[]> {
+  const all = await queue.getJobSchedulers(0, -1, true);
+  return all.map((s) => {
+    const data = TickJobDataSchema.safeParse(s.template?.data);
+    return {
+      name: s.key,
+      cron: s.pattern,
+      tz: s.tz,
+      hash: data.success ? data.data.pipelineHash : undefined,
+      next: s.next ?? null,
+      yamlText: data.success ? data.data.yamlText : undefined,
+      file: data.success ? data.data.file : undefined,
+    };
+  });
+}
+
+async function upsert(queue: Queue, s: DesiredSchedule): Promise<void> {
+  const data: TickJobData = {
+    pipelineName: s.name,
+    yamlText: s.yamlText,
+    pipelineHash: s.hash,
+    file: s.file,
+  };
+  await queue.upsertJobScheduler(
+    s.name,
+    { pattern: s.cron, tz: s.tz },
+    { name: RUNS_JOBS.tick, data, opts: TICK_JOB_OPTIONS },
+  );
+}
+
+/** Carries out the actions of `planScheduleChanges`, in order. */
+export async function applyScheduleActions(
+  queue: Queue,
+  actions: readonly ScheduleAction[],
+): Promise<void> {
+  for (const a of actions) {
+    if (a.kind === 'create' || a.kind === 'update') await upsert(queue, a.schedule);
+    else if (a.kind === 'remove') await queue.removeJobScheduler(a.name);
+  }
+}
+
+/** Removes the pipeline's scheduler and its next tick; false when there was none. */
+export function removeSchedule(queue: Queue, name: string): Promise<boolean> {
+  return queue.removeJobScheduler(name);
+}

@@ -1,0 +1,42 @@
+/** Schedules in tests: applied to the harness's runs queue as `harvest schedule apply` does. */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Queue } from 'bullmq';
+import { QUEUES } from '../../src/queue/names.ts';
+import { loadValidPipeline } from '../../src/run/start.ts';
+import { appliedPipeline, planScheduleChanges } from '../../src/schedule/plan.ts';
+import { applyScheduleActions, readSchedules } from '../../src/schedule/schedulers.ts';
+import type { TickRow } from '../../src/store/index.ts';
+import type { Harness } from './harness.ts';
+
+/** The runs queue on the harness's Redis prefix; closed by the returned `close`. */
+export function runsQueue(h: Harness): Queue {
+  return new Queue(QUEUES.runs, { connection: h.runtime.redis, prefix: h.settings.queuePrefix });
+}
+
+export async function applySchedule(queue: Queue, file: string): Promise<void> {
+  const { pipeline, text } = await loadValidPipeline(file);
+  const actions = planScheduleChanges(
+    [appliedPipeline(file, pipeline, text)],
+    await readSchedules(queue),
+    { prune: false },
+  );
+  await applyScheduleActions(queue, actions);
+}
+
+/** Waits until `done(ticks)` holds for the pipeline's ticks (oldest first), or fails. */
+export async function waitForTicks(
+  h: Harness,
+  pipeline: string,
+  done: (ticks: TickRow[]) => boolean,
+  timeoutMs = 20_000,
+): Promise<TickRow[]> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const ticks = h.runtime.store.ticks.list(pipeline, 1000).reverse();
+    if (done(ticks)) return ticks;
+    if (Date.now() > until) {
+      throw new Error(`ticks of ${pipeline} never got there: ${JSON.stringify(ticks, null, 1)}`);
+    }
+    await sleep(100);
+  }
+}

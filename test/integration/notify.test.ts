@@ -1,0 +1,239 @@
+/**
+ * Webhooks of scheduled runs: a receiver on port 0 in this process gets each run's summary,
+ * checks the signature the way the README tells users to, and can fail on purpose.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import type { RunNotification } from '../../src/notify/payload.ts';
+import { pipelineTextHash } from '../../src/pipeline/canonical.ts';
+import { waitForRun } from '../../src/run/wait.ts';
+import { runTick } from '../../src/schedule/tick.ts';
+import { useCleanup } from '../helpers/cleanup.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+import { applySchedule, runsQueue, waitForTicks } from '../helpers/schedule.ts';
+
+const defer = useCleanup();
+const SECRET = 'test-secret-0123456789abcdef';
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A webhook receiver answering with `statuses` in turn (then the last one, forever). */
+async function receiver(statuses: number[] = [204]) {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => {
+      body += String(chunk);
+    });
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      const status = statuses[Math.min(received.length - 1, statuses.length - 1)] ?? 204;
+      res.writeHead(status).end(status >= 300 ? 'receiver is down' : '');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  defer(() => new Promise((resolve) => server.close(resolve)));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/hooks/harvest`, received };
+}
+
+/** The check the README describes: HMAC-SHA256 of "<timestamp>.<raw body>", in hex. */
+function validSignature(r: Received, secret: string): boolean {
+  const timestamp = String(r.headers['x-harvest-timestamp']);
+  const given = String(r.headers['x-harvest-signature']);
+  const expected = `sha256=${createHmac('sha256', secret).update(`${timestamp}.${r.body}`).digest('hex')}`;
+  const fresh = Math.abs(Date.now() / 1000 - Number(timestamp)) < 300;
+  return (
+    fresh &&
+    given.length === expected.length &&
+    timingSafeEqual(Buffer.from(given), Buffer.from(expected))
+  );
+}
+
+async function until<T>(read: () => T | undefined, timeoutMs = 20_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error('timed out');
+    await sleep(50);
+  }
+}
+
+async function setUp(
+  name: string,
+  url: string,
+  cron: string,
+  pool: { attempts?: number; secret?: string | undefined } = {},
+): Promise<Harness> {
+  const h = await startHarness();
+  defer(() => h.stop());
+  const queue = runsQueue(h);
+  defer(() => queue.close());
+  await h.startPool({
+    roles: ['search', 'store', 'runs'],
+    settings: {
+      notifySecret: 'secret' in pool ? pool.secret : SECRET,
+      notifyAttempts: pool.attempts ?? 10,
+    },
+    runs: { pollMs: 100, notifyBackoffMs: 100 },
+  });
+  const file = h.writePipeline(
+    name,
+    `name: ${name}
+searches:
+  - query: "webhook {n}"
+    limit: 4
+    matrix:
+      n: [a, b]
+schedule:
+  cron: "${cron}"
+  notify: ${url}
+`,
+  );
+  await applySchedule(queue, file);
+  // Stop ticking once the runs a test needs have started.
+  defer(() => queue.removeJobScheduler(name));
+  return h;
+}
+
+describe('webhook notifications of scheduled runs', () => {
+  it('deliver each run its summary, cost and new results, signed with the secret', async () => {
+    const hook = await receiver();
+    const h = await setUp('notified', hook.url, '*/2 * * * * *');
+    const ticks = await waitForTicks(
+      h,
+      'notified',
+      (t) => t.filter((x) => x.outcome === 'started').length >= 2,
+    );
+    const runIds = ticks.filter((t) => t.outcome === 'started').map((t) => t.runId as string);
+    await until(() => (hook.received.length >= 2 ? true : undefined));
+    const store = h.runtime.store;
+    const [first, second] = hook.received.slice(0, 2).map((r) => {
+      expect(validSignature(r, SECRET)).toBe(true);
+      expect(validSignature(r, 'another-secret-0123456789')).toBe(false);
+      expect(r.headers['content-type']).toBe('application/json');
+      expect(r.headers['x-harvest-event']).toBe('run.finished');
+      return JSON.parse(r.body) as RunNotification;
+    });
+    expect([first?.run.id, second?.run.id]).toEqual(runIds.slice(0, 2));
+    for (const n of [first, second]) {
+      const id = n?.run.id as string;
+      expect(hook.received.find((r) => r.headers['x-harvest-delivery'] === id)).toBeDefined();
+      const calls = store.calls.summary(id);
+      expect(n).toMatchObject({
+        event: 'run.finished',
+        run: { pipeline: 'notified', status: 'completed', trigger: 'schedule' },
+        summary: { tasks: { total: 2, done: 2, failed: 0 }, results: store.results.count(id) },
+        cost: { calls: calls.calls, creditsUsed: calls.creditsUsed, maxCredits: null },
+      });
+      expect(store.notifications.get(id)).toMatchObject({ state: 'delivered', attempts: 1 });
+    }
+    // The second run found the same URLs: nothing new to the pipeline.
+    const urls = new Set([...store.iterateResults(first?.run.id)].map((r) => r.url));
+    expect(urls.size).toBeGreaterThan(0);
+    expect(first?.summary.newResults).toBe(urls.size);
+    expect(first?.newResults.map((r) => r.url).sort()).toEqual([...urls].sort());
+    expect(second?.summary.newResults).toBe(0);
+    expect(second?.newResults).toEqual([]);
+    const report = store.runStatus(second?.run.id as string);
+    expect(report?.notification?.state).toBe('delivered');
+  });
+
+  it('retry a failing receiver with backoff, record every attempt, and never fail the run', async () => {
+    const hook = await receiver([500, 503, 200]);
+    const h = await setUp('retried', hook.url, '*/2 * * * * *');
+    const [tick] = await waitForTicks(h, 'retried', (t) => t.some((x) => x.outcome === 'started'));
+    const runId = tick?.runId as string;
+    const row = await until(() => {
+      const n = h.runtime.store.notifications.get(runId);
+      return n?.state === 'delivered' ? n : undefined;
+    });
+    expect(row).toMatchObject({ attempts: 3, lastStatus: 200, lastError: null });
+    const attempts = h.runtime.store.notifications.attempts(runId);
+    expect(attempts.map((a) => [a.attempt, a.status])).toEqual([
+      [1, 500],
+      [2, 503],
+      [3, 200],
+    ]);
+    expect(attempts[0]?.error).toContain('the receiver answered 500: receiver is down');
+    // Backoff: 100 ms, then 200 ms.
+    expect((attempts[2]?.at ?? 0) - (attempts[0]?.at ?? 0)).toBeGreaterThanOrEqual(300);
+    const deliveries = hook.received.filter((r) => r.headers['x-harvest-delivery'] === runId);
+    expect(deliveries).toHaveLength(3);
+    expect(deliveries.every((r) => validSignature(r, SECRET))).toBe(true);
+    expect(h.runtime.store.runs.get(runId)?.status).toBe('completed');
+  });
+
+  it('give up after the last attempt, recorded as failed; the run stays completed', async () => {
+    const hook = await receiver([500]);
+    const h = await setUp('refused', hook.url, '*/2 * * * * *', { attempts: 3 });
+    const [tick] = await waitForTicks(h, 'refused', (t) => t.some((x) => x.outcome === 'started'));
+    const runId = tick?.runId as string;
+    const row = await until(() => {
+      const n = h.runtime.store.notifications.get(runId);
+      return n?.state === 'failed' ? n : undefined;
+    });
+    expect(row).toMatchObject({ attempts: 3, lastStatus: 500 });
+    expect(h.runtime.store.notifications.attempts(runId)).toHaveLength(3);
+    const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(final.status).toBe('completed');
+    await sleep(500);
+    expect(hook.received.filter((r) => r.headers['x-harvest-delivery'] === runId)).toHaveLength(3);
+  });
+
+  it('send nothing unsigned: without a secret the delivery fails at once, recorded', async () => {
+    const hook = await receiver();
+    const h = await setUp('unsigned', hook.url, '*/2 * * * * *', { secret: undefined });
+    const [tick] = await waitForTicks(h, 'unsigned', (t) => t.some((x) => x.outcome === 'started'));
+    const runId = tick?.runId as string;
+    const row = await until(() => {
+      const n = h.runtime.store.notifications.get(runId);
+      return n?.state === 'failed' ? n : undefined;
+    });
+    expect(row?.attempts).toBe(1);
+    expect(row?.lastError).toContain('HARVEST_NOTIFY_SECRET is not set');
+    expect(hook.received).toHaveLength(0);
+  });
+
+  it('deliver a notification that fell due while no worker had the runs role, once one starts', async () => {
+    const hook = await receiver();
+    const h = await startHarness();
+    defer(() => h.stop());
+    // A tick handled as the runs role does, then that worker is gone: the run is worked and
+    // finishes by a pool without the runs role, and Redis holds no notify job.
+    const file = h.writePipeline(
+      'orphaned',
+      `name: orphaned\nsearches:\n  - query: "orphan"\n    limit: 2\nschedule:\n  cron: "0 6 * * *"\n  notify: ${hook.url}\n`,
+    );
+    const text = readFileSync(file, 'utf8');
+    const data = { pipelineName: 'orphaned', yamlText: text, pipelineHash: pipelineTextHash(text) };
+    const tick = await runTick(h.runtime, data, Date.now(), { logger: h.logger });
+    const runId = tick.runId as string;
+    const worker = await h.startPool({ roles: ['search', 'store'] });
+    expect((await waitForRun(h.runtime, runId, { pollMs: 50 })).status).toBe('completed');
+    await worker.close();
+    await sleep(300);
+    expect(hook.received).toHaveLength(0);
+    expect(h.runtime.store.notifications.get(runId)?.state).toBe('pending');
+
+    await h.startPool({
+      roles: ['runs'],
+      settings: { notifySecret: SECRET },
+      runs: { pollMs: 100, notifyBackoffMs: 100 },
+    });
+    await until(() => (hook.received.length > 0 ? true : undefined));
+    expect(hook.received[0]?.headers['x-harvest-delivery']).toBe(runId);
+    expect(validSignature(hook.received[0] as Received, SECRET)).toBe(true);
+    await until(() =>
+      h.runtime.store.notifications.get(runId)?.state === 'delivered' ? true : undefined,
+    );
+  });
+});

@@ -1,0 +1,89 @@
+/**
+ * `harvest worker` logs: human-readable lines on a terminal (a pseudo-terminal from
+ * util-linux `script`), JSON lines into a pipe. A store-only worker needs no API key.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { useCleanup } from '../helpers/cleanup.ts';
+import { deletePrefix, freshPrefix, REDIS_URL } from '../helpers/redis.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const defer = useCleanup();
+
+function workerEnv(): NodeJS.ProcessEnv {
+  const tmp = tempDir('harvest-logs');
+  defer(() => tmp.remove());
+  const prefix = freshPrefix();
+  defer(() => deletePrefix(prefix));
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    REDIS_URL,
+    HARVEST_PREFIX: prefix,
+    HARVEST_DATA_DIR: tmp.dir,
+    // a key that must never show, in either format
+    HARVEST_API_KEY: 'fc-log-secret-0123456789',
+  };
+}
+
+/** Collects a child's output until `done` says it has enough, then stops the child. */
+function collect(child: ChildProcess, done: (text: string) => boolean): Promise<string> {
+  defer(() => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  });
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const take = (chunk: Buffer) => {
+      text += chunk.toString();
+      if (done(text)) resolve(text);
+    };
+    child.stdout?.on('data', take);
+    child.stderr?.on('data', take);
+    child.on('error', reject);
+    // 'close', not 'exit': output may still be on its way when the process has exited
+    child.on('close', () => resolve(text));
+  });
+}
+
+describe('worker logs', () => {
+  it('are human-readable on a terminal', async () => {
+    const command = `node bin/harvest.js worker --roles store`;
+    // script gives the worker a pseudo-terminal as stdin, stdout and stderr
+    const child = spawn('script', ['-q', '-e', '-c', command, '/dev/null'], {
+      cwd: ROOT,
+      env: workerEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const started = await collect(child, (text) => text.includes('worker started'));
+    expect(started).toMatch(
+      /\[\d\d:\d\d:\d\d\.\d{3}\] .*INFO.* \(harvest\/\d+\): .*worker started/,
+    );
+    expect(started).toMatch(/roles: \[/);
+    expect(started).not.toContain('"level":');
+    // Ctrl-C through the terminal: the worker stops gracefully and says so, still pretty
+    const stopped = collect(child, (text) => text.includes('worker stopped'));
+    child.stdin?.write('\u0003');
+    const text = await stopped;
+    expect(text).toContain('worker stopped');
+    expect(text).not.toContain('fc-log-secret');
+  });
+
+  it('are JSON lines into a pipe', async () => {
+    const child = spawn(process.execPath, ['bin/harvest.js', 'worker', '--roles', 'store'], {
+      cwd: ROOT,
+      env: workerEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const text = await collect(child, (t) => t.includes('worker started') && t.endsWith('\n'));
+    child.kill('SIGTERM');
+    const started = text
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((record) => record.msg === 'worker started');
+    expect(started).toMatchObject({ level: 30, name: 'harvest', roles: ['store'] });
+    expect(text).not.toContain('fc-log-secret');
+  });
+});
