@@ -1,49 +1,48 @@
 /**
- * The `search` queue's processor: one job per task. Stateless: it calls the API, hands a
- * record of the call (and, on success, the results) to the store sink (the `store` queue, or
- * the database of a process that owns it), and never opens SQLite. What to do after a failure is decided by src/queue/backoff.ts; this file only
- * translates that decision into BullMQ terms.
+ * The `search` queue's processor: one job per task. Stateless: it reserves the task's worst
+ * case from the run's budget, journals the call, calls the API, and hands a record of the call
+ * (and, on success, the results) to the store sink; it never opens SQLite. What to do after a
+ * failure is decided by src/queue/backoff.ts and translated for BullMQ by src/queue/retry.ts.
+ *
+ * Once the API has answered, the record is made durable before anything else can fail: a
+ * call the service billed is never made again because its record could not be written.
  */
-import { type Job, RateLimitError, UnrecoverableError } from 'bullmq';
+import type { Job } from 'bullmq';
 import type { ApiClient, ApiResponse } from '../src/api/index.ts';
-import { ApiError } from '../src/api/index.ts';
 import type { SearchRequest, SearchResponse } from '../src/contract/index.ts';
 import { newCallId } from '../src/ids.ts';
 import type { Logger } from '../src/log.ts';
 import { decideRetry } from '../src/queue/backoff.ts';
 import type { Budget } from '../src/queue/budget.ts';
+import { type CallBase, failedCallEvent, okCallEvent } from '../src/queue/call-events.ts';
 import type { InflightJournal } from '../src/queue/inflight.ts';
-import { SearchJobEnvelopeSchema } from '../src/queue/job-data.ts';
+import { type SearchJobData, SearchJobEnvelopeSchema } from '../src/queue/job-data.ts';
 import { parseSearchJobId } from '../src/queue/names.ts';
-import type { RateController } from '../src/queue/rate-controller.ts';
-import type { StoreSink } from '../src/queue/store-sink.ts';
+import type { RateController, RateTicket } from '../src/queue/rate-controller.ts';
+import { decisionError, overRateLimit, unrecoverable } from '../src/queue/retry.ts';
 import type { CallEvent, ResultItem, StoreEvent, TaskEvent } from '../src/store/events.ts';
 
 export interface SearchDeps {
   client: ApiClient;
-  sink: StoreSink;
+  /** Makes events durable (committed, or in the store queue); retries until they are. */
+  record(events: StoreEvent[]): Promise<void>;
   budget: Budget;
   inflight: InflightJournal;
   rate: RateController;
   /** Pauses the search queue with a reason a human can act on (401, 402). */
   pause(code: string, reason: string): Promise<void>;
+  /** Calls of this job lost with workers that died during them (see the pool's reaper). */
+  lostCalls(jobId: string): Promise<number>;
+  /** A task whose calls were lost with this many dead workers fails instead of calling again. */
+  maxLostCalls: number;
+  /** Why the run's user stopped it, if they did: its jobs are dropped, not run. */
+  stopReason(runId: string): string | undefined;
   workerId: string;
   logger: Logger;
   random?: () => number;
 }
 
-/** Carries the backoff delay to BullMQ's custom backoff strategy (see src/queue/pool.ts). */
-export class RetryLaterError extends Error {
-  readonly delayMs: number;
-  constructor(message: string, delayMs: number, options: { cause?: unknown } = {}) {
-    super(message, options);
-    this.name = 'RetryLaterError';
-    this.delayMs = delayMs;
-  }
-}
-
-/** Marks errors this processor already recorded, so the pool does not record them twice. */
-export const RECORDED = Symbol('harvest.recorded');
+type TaskStatusEvent = (status: TaskEvent['status'], extra?: Partial<TaskEvent>) => TaskEvent;
 
 export function createSearchProcessor(deps: SearchDeps) {
   const random = deps.random ?? Math.random;
@@ -53,88 +52,79 @@ export function createSearchProcessor(deps: SearchDeps) {
     void deps.inflight
       .end(callId)
       .catch((error: unknown) => deps.logger.warn({ err: error, callId }, 'journal end failed'));
+
   return async function processSearch(job: Job): Promise<{ creditsUsed: number }> {
     const parsed = SearchJobEnvelopeSchema.safeParse(job.data);
     if (!parsed.success) return lostData(job, parsed.error.issues.length);
     const data = parsed.data;
-    const { runId, taskKey } = data;
+    const stopped = deps.stopReason(data.runId);
+    // Nothing to record: the task stays unfinished in SQLite, and a resume enqueues it again.
+    if (stopped) throw unrecoverable(`run ${data.runId} was ${stopped}; the job is dropped`);
     const attempt = job.attemptsMade + 1;
-    const task = (status: TaskEvent['status'], extra: Partial<TaskEvent> = {}): TaskEvent => ({
+    const task: TaskStatusEvent = (status, extra = {}) => ({
       type: 'task',
-      runId,
-      taskKey,
+      runId: data.runId,
+      taskKey: data.taskKey,
       status,
       attempts: attempt,
       at: Date.now(),
       ...extra,
     });
 
-    const reserved = data.estimateMaxCredits;
-    if (data.maxCredits !== undefined) {
-      const ok = await deps.budget.reserve(runId, reserved, data.maxCredits);
-      if (!ok) {
-        const message = `budget of ${data.maxCredits} credits would be exceeded (task may cost up to ${reserved})`;
-        await deps.sink.push([
-          task('failed', { errorCode: 'BUDGET_EXCEEDED', errorMessage: message }),
-        ]);
-        throw marked(new UnrecoverableError(message));
-      }
-    }
-
-    // Time-ordered (UUIDv7), so the calls table's key index grows at its end instead of at
-    // random pages: that alone makes each store transaction about a third cheaper.
+    // Only a job that came back from a dead worker pays for this read.
+    if (job.stalledCounter > 0 && job.id) await refuseCrashLoop(job.id, task);
+    // Over the learned rate limit: every worker holds, and the job waits without spending an attempt.
+    const ticket = await deps.rate.beforeCall();
+    if (!ticket) throw overRateLimit();
+    // Time-ordered (UUIDv7), so the calls table's key index grows at its end.
     const callId = newCallId();
-    const startedAt = Date.now();
-    await deps.inflight.begin({
-      callId,
-      runId,
-      taskKey,
-      attempt,
-      startedAt,
-      workerId: deps.workerId,
-    });
+    await reserveBudget(data, callId, task);
 
+    const startedAt = Date.now();
+    const base = { callId, runId: data.runId, taskKey: data.taskKey, attempt, startedAt };
+    await deps.inflight.begin({ ...base, workerId: deps.workerId });
     let response: ApiResponse<SearchResponse>;
     try {
       response = await deps.client.search(data.request as SearchRequest);
     } catch (error) {
-      const call = failedCall(error, { callId, runId, taskKey, attempt, startedAt });
-      // A call of unknown cost (no answer, or an unreadable 2xx) keeps its worst case reserved.
-      const spent = call.creditsUsed ?? reserved;
-      if (data.maxCredits !== undefined) await deps.budget.settle(runId, reserved, spent);
-      return handleFailure(error, call, job, data.maxAttempts, task);
+      return failedCall(error, failedCallEvent(error, base), job, data, task, ticket);
     }
 
     const { body } = response;
-    const call: CallEvent = {
-      type: 'call',
-      callId,
-      runId,
-      taskKey,
-      attempt,
-      startedAt,
-      durationMs: response.durationMs,
-      status: response.status,
-      outcome: 'ok',
-      searchId: body.id,
-      warning: body.warning ?? null,
-      creditsUsed: body.creditsUsed,
-    };
-    const results: StoreEvent = {
-      type: 'results',
-      runId,
-      taskKey,
-      callId,
-      searchId: body.id,
-      fetchedAt: Date.now(),
-      items: resultItems(body.data),
-    };
-    await deps.sink.push([call, results, task('done')]);
+    await deps.record(successEvents(response, base, task));
     endJournal(callId);
-    if (data.maxCredits !== undefined) await deps.budget.settle(runId, reserved, body.creditsUsed);
+    if (data.maxCredits !== undefined)
+      await deps.budget.settle(data.runId, callId, body.creditsUsed);
     deps.rate.onSuccess();
     return { creditsUsed: body.creditsUsed };
   };
+
+  async function reserveBudget(
+    data: SearchJobData,
+    callId: string,
+    task: TaskStatusEvent,
+  ): Promise<void> {
+    if (data.maxCredits === undefined) return;
+    const reserved = data.estimateMaxCredits;
+    if (await deps.budget.reserve(data.runId, callId, reserved, data.maxCredits)) return;
+    const message = `budget of ${data.maxCredits} credits would be exceeded (task may cost up to ${reserved})`;
+    await deps.record([task('failed', { errorCode: 'BUDGET_EXCEEDED', errorMessage: message })]);
+    throw unrecoverable(message);
+  }
+
+  /**
+   * A job whose calls keep dying with their workers (an answer that crashes the process, say)
+   * is failed instead of being called, and billed, again up to BullMQ's stall limit.
+   */
+  async function refuseCrashLoop(jobId: string, task: TaskStatusEvent): Promise<void> {
+    const lost = await deps.lostCalls(jobId);
+    if (lost < deps.maxLostCalls) return;
+    const message =
+      `${lost} calls of this task were lost with workers that stopped during them; ` +
+      'not calling again (`harvest run --resume RUN --retry-failed` tries once more)';
+    await deps.record([task('failed', { errorCode: 'WORKER_CRASHED', errorMessage: message })]);
+    throw unrecoverable(message);
+  }
 
   /**
    * A job whose data is gone (Redis lost keys under a running worker) cannot be run, and
@@ -148,7 +138,7 @@ export function createSearchProcessor(deps: SearchDeps) {
       `\`harvest run --resume ${ids?.runId ?? '<run>'}\` re-issues the task`;
     deps.logger.error({ jobId: job.id }, message);
     if (ids) {
-      await deps.sink.push([
+      await deps.record([
         {
           type: 'task',
           ...ids,
@@ -160,85 +150,69 @@ export function createSearchProcessor(deps: SearchDeps) {
         },
       ]);
     }
-    throw marked(new UnrecoverableError(message));
+    throw unrecoverable(message);
   }
 
-  async function handleFailure(
+  /** Records a failed call and what happens to its task, then tells BullMQ. */
+  async function failedCall(
     error: unknown,
     call: CallEvent,
     job: Job,
-    maxAttempts: number,
-    task: (status: TaskEvent['status'], extra?: Partial<TaskEvent>) => TaskEvent,
+    data: SearchJobData,
+    task: TaskStatusEvent,
+    ticket: RateTicket,
   ): Promise<never> {
+    if (data.maxCredits !== undefined) {
+      // A call of unknown cost (no answer, or an unreadable 2xx) keeps its worst case reserved.
+      const spent = call.creditsUsed ?? data.estimateMaxCredits;
+      await deps.budget.settle(data.runId, call.callId, spent);
+    }
     const decision = decideRetry({
       error,
       attemptsMade: job.attemptsMade + 1,
-      maxAttempts,
+      maxAttempts: data.maxAttempts,
       random,
       runId: call.runId,
     });
     const errorCode = call.outcome;
     const errorMessage = call.errorMessage ?? null;
-    const record = async (events: StoreEvent[]) => {
-      await deps.sink.push(events);
-      endJournal(call.callId);
-    };
-    switch (decision.kind) {
-      case 'rate-limit': {
-        await record([call]);
-        await deps.rate.onRateLimited(decision.waitMs, errorMessage ?? '');
-        // Back to waiting without spending an attempt; every worker waits out the limit.
-        throw new RateLimitError();
-      }
-      case 'retry': {
-        await record([call, task('retrying', { errorCode, errorMessage })]);
-        throw marked(
-          new RetryLaterError(errorMessage ?? errorCode, decision.delayMs, { cause: error }),
-        );
-      }
-      case 'pause': {
-        await record([call, task('queued', { errorCode, errorMessage: decision.reason })]);
-        await deps.pause(decision.code, decision.reason);
-        // The job goes back to the (now paused) queue, attempt unspent, and runs after resume.
-        throw new RateLimitError();
-      }
-      case 'fail': {
-        await record([
-          call,
-          task('failed', { errorCode: decision.code, errorMessage: decision.message }),
-        ]);
-        throw marked(new UnrecoverableError(`${decision.code}: ${decision.message}`));
-      }
-    }
+    const events: StoreEvent[] = [call];
+    if (decision.kind === 'retry') events.push(task('retrying', { errorCode, errorMessage }));
+    if (decision.kind === 'pause')
+      events.push(task('queued', { errorCode, errorMessage: decision.reason }));
+    if (decision.kind === 'fail')
+      events.push(task('failed', { errorCode: decision.code, errorMessage: decision.message }));
+    // Learnt while the record is written: calls starting meanwhile meet the same 429. Back to
+    // waiting without spending an attempt; every worker waits out the limit.
+    const learning =
+      decision.kind === 'rate-limit'
+        ? deps.rate.onRateLimited(decision.waitMs, errorMessage ?? '', ticket)
+        : undefined;
+    learning?.catch(() => {}); // awaited once the record is durable
+    await deps.record(events);
+    endJournal(call.callId);
+    await learning;
+    // The job goes back to the (now paused) queue, attempt unspent, and runs after resume.
+    if (decision.kind === 'pause') await deps.pause(decision.code, decision.reason);
+    throw decisionError(decision, error);
   }
 }
 
-function marked<E extends Error>(error: E): E {
-  (error as E & { [RECORDED]?: true })[RECORDED] = true;
-  return error;
-}
-
-export function isRecorded(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && RECORDED in error;
-}
-
-function failedCall(
-  error: unknown,
-  base: { callId: string; runId: string; taskKey: string; attempt: number; startedAt: number },
-): CallEvent {
-  const api = error instanceof ApiError ? error : undefined;
-  return {
-    type: 'call',
-    ...base,
-    durationMs: api?.durationMs ?? Date.now() - base.startedAt,
-    status: api?.status ?? null,
-    outcome: api?.code ?? 'NETWORK',
-    errorMessage: error instanceof Error ? error.message : String(error),
-    // Error answers cost nothing; a 2xx whose body could not be read was billed for an amount
-    // harvest cannot know, and no answer at all may or may not have been billed.
-    creditsUsed: api?.status !== undefined && api.status >= 400 ? 0 : null,
-    retryAfterMs: api?.retryAfterMs ?? null,
+function successEvents(
+  response: ApiResponse<SearchResponse>,
+  base: CallBase,
+  task: TaskStatusEvent,
+): StoreEvent[] {
+  const results: StoreEvent = {
+    type: 'results',
+    runId: base.runId,
+    taskKey: base.taskKey,
+    callId: base.callId,
+    searchId: response.body.id,
+    fetchedAt: Date.now(),
+    items: resultItems(response.body.data),
   };
+  return [okCallEvent(response, base), results, task('done')];
 }
 
 const SOURCES = ['web', 'news', 'images'] as const;

@@ -6,8 +6,17 @@ import path from 'node:path';
 import { z } from 'zod';
 
 const EnvSchema = z.object({
-  HARVEST_API_URL: z.url().default('https://api.firecrawl.dev'),
-  HARVEST_API_KEY: z.string().optional(),
+  HARVEST_API_URL: z
+    .url({
+      protocol: /^https?$/,
+      error: 'an http:// or https:// address, e.g. https://api.firecrawl.dev',
+    })
+    .default('https://api.firecrawl.dev'),
+  HARVEST_API_KEY: z
+    .string()
+    .regex(/^\S+$/, 'contains whitespace (a stray space or newline when it was copied?)')
+    .optional(),
+  HARVEST_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).optional(),
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   HARVEST_DATA_DIR: z.string().default('data'),
   HARVEST_DB: z.string().optional(),
@@ -15,14 +24,91 @@ const EnvSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_.-]+$/, 'letters, digits, dot, dash and underscore only')
     .default('harvest'),
+  HARVEST_NOTIFY_SECRET: z
+    .string()
+    .min(16, 'at least 16 characters (a random string: `openssl rand -hex 32`)')
+    .optional(),
+  HARVEST_NOTIFY_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+  LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
+  HARVEST_DASHBOARD_USER: z
+    .string()
+    .regex(/^[^:\p{Cc}]+$/u, 'no colon and no control characters (HTTP basic auth)')
+    .optional(),
+  HARVEST_DASHBOARD_PASSWORD: z
+    .string()
+    .regex(/^\P{Cc}+$/u, 'no control characters (HTTP basic auth)')
+    .optional(),
+  HARVEST_MEDIA_CONCURRENCY: wholeNumber(1, 1000).default(8),
+  HARVEST_MEDIA_MAX_REISSUES: wholeNumber(0, 100).default(2),
+  HARVEST_MEDIA_MAX_ATTEMPTS: wholeNumber(1, 100).default(6),
+  HARVEST_MEDIA_MARGIN_MS: wholeNumber(0, 86_400_000).default(300_000),
+  HARVEST_MEDIA_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(30_000),
+  HARVEST_MEDIA_MAX_REDIRECTS: wholeNumber(0, 20).default(5),
+  HARVEST_MEDIA_URGENT_MS: wholeNumber(0, 86_400_000).default(60_000),
+  HARVEST_MEDIA_ALLOW_HOSTS: z
+    .string()
+    .default('')
+    .transform((text) =>
+      text
+        .split(',')
+        .map((h) => h.trim())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(
+        z
+          .string()
+          .regex(
+            /^(\*\.)?[A-Za-z0-9.:[\]-]+$/,
+            'host names (or *.suffix, or IP literals) separated by commas',
+          ),
+      ),
+    ),
 });
+
+/** A whole number in [min, max] written in the environment. */
+function wholeNumber(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^\d+$/, 'a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+}
+
+/** Media downloads (see src/media/); each from a `HARVEST_MEDIA_*` variable. */
+export interface MediaSettings {
+  /** Downloads in flight at once per process. Default 8. */
+  readonly concurrency: number;
+  /** Fresh URLs fetched per media item by calling its search again. Default 2. */
+  readonly maxReissues: number;
+  /** Downloads of one URL before a transient failure (5xx, reset, timeout) is final. Default 6. */
+  readonly maxAttempts: number;
+  /** Largest safety margin kept before a URL's expiry, in ms. Default 300000 (5 min). */
+  readonly marginMaxMs: number;
+  /** Longest wait for a media host's headers, and for each pause in a body, in ms. Default 30000. */
+  readonly timeoutMs: number;
+  /** Redirects followed per download. Default 5. */
+  readonly maxRedirects: number;
+  /**
+   * Media due within this many ms is urgent: while some waits in the media queue, searches in the
+   * same process wait (0: never). Default 60000.
+   */
+  readonly urgentMs: number;
+  /**
+   * Hosts exempt from the address rule (private, loopback, link-local, metadata addresses are
+   * otherwise refused): `name`, `*.suffix` or an IP literal. The API's own host is always exempt.
+   */
+  readonly allowHosts: readonly string[];
+}
 
 export interface Settings {
   /** Base address of the Web Data Service API, without the version segment. */
   readonly apiUrl: string;
   /** Bearer key for the API. Never logged, stored or exported. */
   readonly apiKey: string | undefined;
+  /** Largest API response read, in bytes; larger ones fail as RESPONSE_TOO_LARGE. Default 64 MiB. */
+  readonly maxResponseBytes: number | undefined;
   /** Redis connection string for the queues. Default `redis://127.0.0.1:6379`. */
   readonly redisUrl: string;
   /** Folder for the database and saved media. Default `./data`. */
@@ -31,8 +117,23 @@ export interface Settings {
   readonly dbPath: string;
   /** Redis key prefix of every queue, so several users or tests can share one Redis. */
   readonly queuePrefix: string;
+  /**
+   * Key of the HMAC-SHA256 signature of webhook notifications (`schedule.notify`); without it
+   * nothing is sent (a delivery is recorded as failed). Never logged.
+   */
+  readonly notifySecret: string | undefined;
+  /** Delivery attempts of one webhook notification, with exponential backoff. Default 10. */
+  readonly notifyAttempts: number;
   /** pino log level; when unset each command picks its own (`worker` info, others warn). */
   readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
+  /** Log lines: `auto` (default; human-readable on a terminal, JSON otherwise), `json`, `pretty`. */
+  readonly logFormat: z.infer<typeof EnvSchema>['LOG_FORMAT'];
+  /**
+   * Basic-auth credentials of `harvest dashboard`: required when it listens beyond loopback,
+   * and asked for whenever they are set. Never logged. Default none.
+   */
+  readonly dashboardAuth: { readonly user: string; readonly password: string } | undefined;
+  readonly media: MediaSettings;
 }
 
 export class SettingsError extends Error {
@@ -52,14 +153,37 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     throw new SettingsError(`invalid environment:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if ((e.HARVEST_DASHBOARD_USER === undefined) !== (e.HARVEST_DASHBOARD_PASSWORD === undefined)) {
+    throw new SettingsError(
+      'invalid environment:\n  HARVEST_DASHBOARD_USER and HARVEST_DASHBOARD_PASSWORD go together: set both or neither',
+    );
+  }
   const dataDir = path.resolve(e.HARVEST_DATA_DIR);
   return Object.freeze({
     apiUrl: e.HARVEST_API_URL.replace(/\/+$/, ''),
     apiKey: e.HARVEST_API_KEY,
+    maxResponseBytes: e.HARVEST_MAX_RESPONSE_BYTES,
     redisUrl: e.REDIS_URL,
     dataDir,
     dbPath: path.resolve(e.HARVEST_DB ?? path.join(dataDir, 'harvest.db')),
     queuePrefix: e.HARVEST_PREFIX,
+    notifySecret: e.HARVEST_NOTIFY_SECRET,
+    notifyAttempts: e.HARVEST_NOTIFY_ATTEMPTS,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
+    dashboardAuth:
+      e.HARVEST_DASHBOARD_USER !== undefined && e.HARVEST_DASHBOARD_PASSWORD !== undefined
+        ? Object.freeze({ user: e.HARVEST_DASHBOARD_USER, password: e.HARVEST_DASHBOARD_PASSWORD })
+        : undefined,
+    media: Object.freeze({
+      concurrency: e.HARVEST_MEDIA_CONCURRENCY,
+      maxReissues: e.HARVEST_MEDIA_MAX_REISSUES,
+      maxAttempts: e.HARVEST_MEDIA_MAX_ATTEMPTS,
+      marginMaxMs: e.HARVEST_MEDIA_MARGIN_MS,
+      timeoutMs: e.HARVEST_MEDIA_TIMEOUT_MS,
+      maxRedirects: e.HARVEST_MEDIA_MAX_REDIRECTS,
+      urgentMs: e.HARVEST_MEDIA_URGENT_MS,
+      allowHosts: Object.freeze(e.HARVEST_MEDIA_ALLOW_HOSTS),
+    }),
   });
 }

@@ -1,7 +1,12 @@
 /**
  * Structured logging (pino), object first. The API key and any Authorization header are
  * redacted by path, and `scrubSecrets` removes a known secret from free text.
+ *
+ * Lines are JSON, or human-readable (pino-pretty) when they go to a terminal: pino redacts and
+ * serialises first, and the pretty printer only reformats the redacted line, so the two never
+ * differ in what they reveal.
  */
+import { createRequire } from 'node:module';
 import pino, { type Logger } from 'pino';
 
 export type { Logger };
@@ -16,14 +21,26 @@ const REDACT_PATHS = [
   'req.headers.authorization',
 ];
 
+/** `json`, `pretty`, or `auto`: pretty when the lines go to a terminal, JSON otherwise. */
+export type LogFormat = 'auto' | 'json' | 'pretty';
+
 export interface LoggerOptions {
   level?: string;
   name?: string;
   /** Where lines go; default stderr, so stdout stays free for command output. */
   destination?: pino.DestinationStream;
+  /**
+   * Line format. Default `auto`: pretty when the destination is stderr and stderr is a TTY
+   * (a given destination counts as a TTY only if it says so with `isTTY`).
+   */
+  format?: LogFormat;
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
+  const destination = options.destination ?? process.stderr;
+  const pretty =
+    options.format === 'pretty' ||
+    ((options.format ?? 'auto') === 'auto' && (destination as { isTTY?: boolean }).isTTY === true);
   return pino(
     {
       level: options.level ?? 'info',
@@ -31,8 +48,25 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       base: { pid: process.pid },
     },
-    options.destination ?? pino.destination(2),
+    pretty ? prettyDestination(destination) : (options.destination ?? pino.destination(2)),
   );
+}
+
+/**
+ * A destination that reformats each JSON line with pino-pretty, synchronously (no worker
+ * thread, no line lost on exit). pino-pretty is loaded only here, so JSON logging never pays
+ * for it.
+ */
+function prettyDestination(out: pino.DestinationStream): pino.DestinationStream {
+  const { prettyFactory, isColorSupported } = createRequire(import.meta.url)(
+    'pino-pretty',
+  ) as typeof import('pino-pretty');
+  const format = prettyFactory({
+    colorize: isColorSupported && (out as { isTTY?: boolean }).isTTY === true,
+    translateTime: 'SYS:HH:MM:ss.l',
+    ignore: 'hostname',
+  });
+  return { write: (line: string) => out.write(format(line)) };
 }
 
 /** Replaces every occurrence of each secret in `text` with `[redacted]`. */

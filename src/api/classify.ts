@@ -26,6 +26,7 @@ import {
   NotFoundError,
   PaymentRequiredError,
   RateLimitedError,
+  ResponseTooLargeError,
   ServerError,
   TimeoutError,
   UnauthorizedError,
@@ -119,7 +120,16 @@ export function badResponse(
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-const BAD_RESPONSE_CODES = new Set(['UND_ERR_HEADERS_OVERFLOW', 'UND_ERR_RES_EXCEEDED_MAX_SIZE']);
+const BAD_RESPONSE_CODES = new Set(['UND_ERR_HEADERS_OVERFLOW']);
+/** Failures before any byte of the request left this host: such a call cost nothing. */
+const NOT_SENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 const BAD_REQUEST_CODES = new Set([
   'UND_ERR_INVALID_ARG',
   'UND_ERR_NOT_SUPPORTED',
@@ -154,6 +164,7 @@ export function classifyTransportError(error: unknown, context: ClassifyContext 
   const detail = error instanceof Error ? error.message : String(error);
   const options: ApiErrorOptions = { cause: error };
   if (context.durationMs !== undefined) options.durationMs = context.durationMs;
+  if (code && NOT_SENT_CODES.has(code)) options.notSent = true;
   const say = (what: string) =>
     scrubSecrets(
       `${prefix(context)}${what}${code ? ` (${code}: ${detail})` : ` (${detail})`}`,
@@ -162,6 +173,9 @@ export function classifyTransportError(error: unknown, context: ClassifyContext 
 
   if ((code && TIMEOUT_CODES.has(code)) || name === 'TimeoutError') {
     return new TimeoutError(say('no response within the client timeout'), options);
+  }
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') {
+    return new ResponseTooLargeError(say('response larger than the client accepts'), options);
   }
   if (code?.startsWith('HPE_') || (code && BAD_RESPONSE_CODES.has(code))) {
     return new BadResponseError(say('malformed HTTP response'), options);

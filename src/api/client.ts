@@ -52,7 +52,15 @@ export interface ApiClientOptions {
   keepAliveTimeoutMs?: number;
   /** Longest wait to open a connection, in ms. Default 10000. */
   connectTimeoutMs?: number;
+  /**
+   * Largest response body read, in bytes; a larger one fails as ResponseTooLargeError before
+   * it is held in memory. Default 64 MiB (`DEFAULT_MAX_RESPONSE_BYTES`).
+   */
+  maxResponseBytes?: number;
 }
+
+/** Default cap of a response body: far above any search answer, far below a worker's heap. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 export interface CallOptions {
   /** Aborts the call; an abort with a `TimeoutError` reason becomes TimeoutError, others NetworkError. */
@@ -106,6 +114,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     pipelining: options.pipelining ?? 1,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 4000,
     connect: { timeout: options.connectTimeoutMs ?? 10_000 },
+    maxResponseSize: options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES,
   });
   const getHeaders: Record<string, string> = {
     authorization: `Bearer ${options.apiKey}`,

@@ -14,6 +14,7 @@ export type ApiErrorCode =
   | 'SERVER_ERROR'
   | 'NETWORK'
   | 'BAD_RESPONSE'
+  | 'RESPONSE_TOO_LARGE'
   | 'BAD_REQUEST'
   | 'FORBIDDEN'
   | 'NOT_FOUND'
@@ -29,6 +30,11 @@ export interface ApiErrorOptions {
   serviceCode?: string;
   /** When the service asked to wait before trying again (Retry-After, body, message), in ms. */
   retryAfterMs?: number;
+  /**
+   * The request never left this host (connection refused, DNS failure, no connection in
+   * time): the service saw nothing, so the call cost nothing.
+   */
+  notSent?: boolean;
   cause?: unknown;
 }
 
@@ -39,9 +45,12 @@ export abstract class ApiError extends HarvestError {
   readonly durationMs?: number;
   readonly serviceCode?: string;
   readonly retryAfterMs?: number;
+  /** True when the request never reached the service (see ApiErrorOptions). */
+  readonly notSent: boolean;
 
   constructor(code: ApiErrorCode, message: string, options: ApiErrorOptions = {}) {
     super(code, message, { cause: options.cause });
+    this.notSent = options.notSent ?? false;
     if (options.status !== undefined) this.status = options.status;
     if (options.durationMs !== undefined) this.durationMs = options.durationMs;
     if (options.serviceCode !== undefined) this.serviceCode = options.serviceCode;
@@ -114,6 +123,18 @@ export class BadResponseError extends ApiError {
   constructor(message: string, options: ApiErrorOptions = {}) {
     super('BAD_RESPONSE', message, options);
     this.name = 'BadResponseError';
+  }
+}
+
+/**
+ * A response larger than the client's cap (`maxResponseBytes`): read no further, so it can
+ * never exhaust the worker's memory. The runner fails the job for good: calling again would be
+ * billed again for the same oversized answer.
+ */
+export class ResponseTooLargeError extends ApiError {
+  constructor(message: string, options: ApiErrorOptions = {}) {
+    super('RESPONSE_TOO_LARGE', message, options);
+    this.name = 'ResponseTooLargeError';
   }
 }
 

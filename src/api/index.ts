@@ -27,6 +27,7 @@ export {
   NotFoundError,
   PaymentRequiredError,
   RateLimitedError,
+  ResponseTooLargeError,
   ServerError,
   TimeoutError,
   UnauthorizedError,

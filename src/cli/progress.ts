@@ -1,6 +1,7 @@
 /** Human output of run progress: a live bar on a TTY, a line every few seconds elsewhere. */
 import { SingleBar } from 'cli-progress';
 import type { Progress } from '../run/wait.ts';
+import { formatMediaSummary } from './media-format.ts';
 
 export interface ProgressView {
   update(p: Progress): void;
@@ -50,7 +51,8 @@ export function createProgressView(stream: NodeJS.WriteStream = process.stderr):
 }
 
 export function formatProgressLine(p: Progress): string {
-  return `${p.runId}: ${p.done + p.failed}/${p.total} ended (done ${p.done}, failed ${p.failed}, retrying ${p.retrying}), credits ${p.creditsUsed}, ${formatRate(p.ratePerSec)}`;
+  const media = p.media ? `, media saved ${p.media.saved}/${p.media.requested}` : '';
+  return `${p.runId}: ${p.done + p.failed}/${p.total} ended (done ${p.done}, failed ${p.failed}, retrying ${p.retrying}), credits ${p.creditsUsed}${media}, ${formatRate(p.ratePerSec)}`;
 }
 
 /** Tasks ended per second, or `-/s` while the rate is not known yet. */
@@ -58,11 +60,13 @@ function formatRate(perSec: number | null): string {
   return perSec === null ? '-/s' : `${perSec.toFixed(1)}/s`;
 }
 
-export function formatSummary(p: Progress, dbPath: string): string {
+export function formatSummary(p: Progress, dbPath: string, nowMs = Date.now()): string {
   const lines = [
     `run ${p.runId}: ${p.status}`,
     `  tasks   ${p.total} (done ${p.done}, failed ${p.failed}, unfinished ${p.total - p.done - p.failed})`,
     `  calls   ${p.calls}, credits used ${p.creditsUsed}`,
+    ...(p.newUrls === undefined ? [] : [`  new     ${p.newUrls} results new to the pipeline`]),
+    ...(p.media ? [`  media   ${formatMediaSummary(p.media, nowMs)}`] : []),
     `  time    ${(p.elapsedMs / 1000).toFixed(1)}s`,
     `  stored  ${dbPath}`,
   ];

@@ -82,12 +82,57 @@ function changeTrackingFormatFrom(options: V1ScrapeOptions): Record<string, unkn
 }
 
 /**
+ * Defaults of v1 scrape options that differ from v2's (Versioning: "v1 example defaults differ
+ * from v2"). A v1 record that leaves one out meant this value, not the v2 default, so the v2
+ * shape states it.
+ */
+export const V1_SCRAPE_DEFAULTS: Readonly<Record<string, unknown>> = Object.freeze({
+  maxAge: 0,
+  skipTlsVerification: false,
+  timeout: 30_000,
+  proxy: 'basic',
+});
+
+/** Names only v1 scrape options use, as keys or as format strings. */
+const V1_ONLY_KEYS = ['parsePDF', 'jsonOptions', 'changeTrackingOptions'];
+const V1_ONLY_FORMATS = new Set(['extract', 'json', 'changeTracking', 'screenshot@fullPage']);
+/** Names only v2 scrape options use. */
+const V2_ONLY_KEYS = [
+  'parsers',
+  'onlyCleanContent',
+  'minAge',
+  'lockdown',
+  'redactPII',
+  'profile',
+  'auditMetadata',
+];
+
+/**
+ * True when scrape options from a v1 listing are already in v2 names (the hosted service may
+ * echo them so): a v2-only field or a format object, and nothing only v1 has. Such options
+ * keep v2 defaults; all others are read as v1.
+ */
+export function echoesV2ScrapeOptions(options: Record<string, unknown>): boolean {
+  const formats = Array.isArray(options.formats) ? options.formats : [];
+  const v1Marker =
+    V1_ONLY_KEYS.some((key) => options[key] !== undefined) ||
+    formats.some((format) => typeof format === 'string' && V1_ONLY_FORMATS.has(format));
+  if (v1Marker) return false;
+  return (
+    V2_ONLY_KEYS.some((key) => options[key] !== undefined) ||
+    formats.some((format) => typeof format === 'object' && format !== null)
+  );
+}
+
+/**
  * v1 scrape options in v2 names: `parsePDF` true -> `parsers: ['pdf']`, false -> `[]`;
  * `json`/`extract` format strings (or a lone `jsonOptions`) -> `{type:'json', schema, prompt}`
  * (`systemPrompt` has no v2 field and is dropped); `changeTracking` string (or a lone
  * `changeTrackingOptions`) -> `{type:'changeTracking', modes, schema, prompt, tag}`;
- * `screenshot@fullPage` -> `{type:'screenshot', fullPage:true}`. Fields already in v2 names
- * (for example `parsers`) are kept and win. Pure.
+ * `screenshot@fullPage` -> `{type:'screenshot', fullPage:true}`; the v1 defaults that differ
+ * from v2 (`V1_SCRAPE_DEFAULTS`) are written out where the record leaves them out. Fields
+ * already in v2 names (for example `parsers`) are kept and win; options that are wholly in v2
+ * names (`echoesV2ScrapeOptions`) get no v1 defaults. Pure.
  */
 export function normaliseV1ScrapeOptions(options: V1ScrapeOptions): Record<string, unknown> {
   const { parsePDF, jsonOptions, changeTrackingOptions, formats, ...rest } = options;
@@ -117,18 +162,48 @@ export function normaliseV1ScrapeOptions(options: V1ScrapeOptions): Record<strin
     mapped.push(changeTrackingFormatFrom(options));
   }
   if (formats !== undefined || mapped.length > 0) out.formats = mapped;
+  if (!echoesV2ScrapeOptions(options)) {
+    for (const [key, value] of Object.entries(V1_SCRAPE_DEFAULTS)) {
+      if (out[key] === undefined) out[key] = value;
+    }
+  }
+  return out;
+}
+
+/**
+ * v1 crawl options in v2 names (Versioning, crawl option mapping): `maxDepth` ->
+ * `maxDiscoveryDepth`; `ignoreSitemap` true -> `sitemap: 'skip'`, false -> `'include'`;
+ * `allowBackwardCrawling` -> `crawlEntireDomain`. A v2 name already present wins; a v1 value
+ * of an unexpected type is kept under its v1 name rather than lost. Pure.
+ */
+export function normaliseV1CrawlOptions(options: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...options };
+  const rename = (from: string, to: string, value: unknown) => {
+    delete out[from];
+    if (out[to] === undefined) out[to] = value;
+  };
+  if (typeof options.maxDepth === 'number') {
+    rename('maxDepth', 'maxDiscoveryDepth', options.maxDepth);
+  }
+  if (typeof options.ignoreSitemap === 'boolean') {
+    rename('ignoreSitemap', 'sitemap', options.ignoreSitemap ? 'skip' : 'include');
+  }
+  if (typeof options.allowBackwardCrawling === 'boolean') {
+    rename('allowBackwardCrawling', 'crawlEntireDomain', options.allowBackwardCrawling);
+  }
   return out;
 }
 
 /** A v1 active-crawl record in the v2 shape. Pure; the input is not mutated. */
 export function normaliseV1Crawl(record: ActiveCrawlV1): ActiveCrawlV2 {
   const { scrapeOptions, ...options } = record.options;
+  const crawlOptions = normaliseV1CrawlOptions(options);
   return {
     ...record,
     options:
       scrapeOptions === undefined
-        ? { ...options }
-        : { ...options, scrapeOptions: normaliseV1ScrapeOptions(scrapeOptions) },
+        ? crawlOptions
+        : { ...crawlOptions, scrapeOptions: normaliseV1ScrapeOptions(scrapeOptions) },
   };
 }
 

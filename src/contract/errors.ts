@@ -59,14 +59,19 @@ export function unknownErrorMessage(exceptionId: string): string {
 }
 
 export interface RateLimitMessageInput {
-  /** Requests consumed in the current minute. */
+  /** Requests consumed in the current window. */
   consumed: number;
-  /** Requests remaining in the current minute. */
+  /** Requests remaining in the current window. */
   remaining: number;
   /** Seconds until the limit resets (rounded up by the caller). */
   retryAfterS: number;
   /** When the window resets. */
   resetsAt: Date;
+  /**
+   * The window the counts are per, in ms. Default one minute, which the message calls `req/min`
+   * as the hosted service does; other windows are named the same way (`req/2s`, `req/500ms`).
+   */
+  windowMs?: number;
 }
 
 const WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
@@ -80,10 +85,18 @@ export function utcDateString(date: Date): string {
   return `${day} ${date.getUTCFullYear()} ${time} GMT+0000 (Coordinated Universal Time)`;
 }
 
+/** The unit of a rate in the 429 message: `min` for one minute (the hosted text), else `2s`, `500ms`. */
+export function rateWindowLabel(windowMs: number): string {
+  if (windowMs === 60_000) return 'min';
+  if (windowMs === 3_600_000) return 'h';
+  return windowMs % 1000 === 0 ? `${windowMs / 1000}s` : `${windowMs}ms`;
+}
+
 /** The 429 message; the only place the service states how long to wait. */
 export function rateLimitMessage(input: RateLimitMessageInput): string {
+  const unit = `req/${rateWindowLabel(input.windowMs ?? 60_000)}`;
   return (
-    `Rate limit exceeded. Consumed (req/min): ${input.consumed}, Remaining (req/min): ${input.remaining}. ` +
+    `Rate limit exceeded. Consumed (${unit}): ${input.consumed}, Remaining (${unit}): ${input.remaining}. ` +
     `Upgrade your plan at https://firecrawl.dev/pricing for increased rate limits or please retry after ${input.retryAfterS}s, ` +
     `resets at ${utcDateString(input.resetsAt)}`
   );

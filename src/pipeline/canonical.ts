@@ -22,3 +22,8 @@ export function hashCanonical(canonical: string): string {
 export function taskKey(request: unknown): string {
   return hashCanonical(canonicalJson(request));
 }
+
+/** The hash a pipeline file's text is stored and scheduled under: sha256, 64 hex characters. */
+export function pipelineTextHash(text: string): string {
+  return hash('sha256', text, 'hex');
+}

@@ -25,7 +25,7 @@ export {
 } from './issues.ts';
 export { MAX_PIPELINE_BYTES } from './load.ts';
 export { type Plan, plan, planTasks, type Task, type TaskStream } from './plan.ts';
-export { MAX_EXPANDED_SEARCHES, MEDIA_KINDS, type MediaKind } from './rules.ts';
+export { MAX_EXPANDED_SEARCHES, MEDIA_OPTIONS, type MediaOption } from './rules.ts';
 export {
   type Defaults,
   DefaultsSchema,

@@ -286,28 +286,69 @@ export const MESSAGES_COVERED_BY_RULES: ReadonlySet<string> = new Set([
   WAIT_FOR_TIMEOUT_MESSAGE,
 ]);
 
-/** Media kinds whose signed URLs harvest can save. */
-export const MEDIA_KINDS = ['screenshot', 'audio', 'video'] as const;
-export type MediaKind = (typeof MEDIA_KINDS)[number];
+/** The switches of the `media` section: which signed URLs harvest saves. */
+export const MEDIA_OPTIONS = ['screenshot', 'audio', 'video', 'actions'] as const;
+export type MediaOption = (typeof MEDIA_OPTIONS)[number];
 
-/** Indexes of formats in a request that produce signed media URLs, by kind. */
-export function mediaFormats(request: Json): Array<{ kind: MediaKind; formatIndex: number }> {
-  const formats = (request.scrapeOptions as Json | undefined)?.formats;
-  if (!Array.isArray(formats)) return [];
-  const found: Array<{ kind: MediaKind; formatIndex: number }> = [];
-  formats.forEach((format, formatIndex) => {
-    const type = formatType(format as Format);
-    if ((MEDIA_KINDS as readonly string[]).includes(type))
-      found.push({ kind: type as MediaKind, formatIndex });
-  });
+/** Action types whose outputs are signed URLs (`actions.screenshots`, `actions.pdfs`). */
+const MEDIA_ACTIONS: ReadonlySet<string> = new Set(['screenshot', 'pdf']);
+
+/**
+ * Where a request asks for media, by option: format indexes of screenshot, audio and video,
+ * and the index of each screenshot or pdf action. `at` is the path within the request.
+ */
+export function mediaFormats(
+  request: Json,
+): Array<{ kind: MediaOption; at: Array<string | number> }> {
+  const scrape = request.scrapeOptions as Json | undefined;
+  const found: Array<{ kind: MediaOption; at: Array<string | number> }> = [];
+  const formats = scrape?.formats;
+  if (Array.isArray(formats)) {
+    formats.forEach((format, formatIndex) => {
+      const type = formatType(format as Format);
+      if (type === 'screenshot' || type === 'audio' || type === 'video')
+        found.push({ kind: type, at: ['scrapeOptions', 'formats', formatIndex] });
+    });
+  }
+  const actions = scrape?.actions;
+  if (Array.isArray(actions)) {
+    actions.forEach((action, actionIndex) => {
+      const type = (action as Json | null)?.type;
+      if (typeof type === 'string' && MEDIA_ACTIONS.has(type))
+        found.push({ kind: 'actions', at: ['scrapeOptions', 'actions', actionIndex] });
+    });
+  }
   return found;
 }
 
-const LIFETIME_TEXT: Record<MediaKind, string> = {
-  screenshot: '24 hours',
-  audio: '1 hour',
-  video: '1 hour',
+const EXPIRY_TEXT: Record<MediaOption, string> = {
+  screenshot: 'screenshot URLs expire after 24 hours',
+  audio: 'audio URLs expire after 1 hour',
+  video: 'video URLs expire after 1 hour',
+  actions: 'the screenshots and PDFs of actions are signed URLs that expire',
 };
+
+/** `media.dir` is a folder inside the data directory: relative, without `..`. */
+export function mediaDirInside(media: Pipeline['media']): Finding[] {
+  const dir = media?.dir;
+  if (dir === undefined) return [];
+  const segments = dir.split(/[\\/]+/);
+  if (
+    /^([\\/]|[A-Za-z]:)/.test(dir) ||
+    segments.includes('..') ||
+    segments.every((s) => s === '.' || s === '')
+  ) {
+    return [
+      {
+        code: 'MEDIA_DIR_OUTSIDE',
+        severity: 'error',
+        path: ['media', 'dir'],
+        message: 'media.dir must be a folder inside the data directory: relative, without ".."',
+      },
+    ];
+  }
+  return [];
+}
 
 /**
  * Media requested in formats but not saved (its URLs expire), and media saved but never
@@ -315,10 +356,10 @@ const LIFETIME_TEXT: Record<MediaKind, string> = {
  */
 export function mediaMatchesFormats(
   media: Pipeline['media'],
-  requestedAt: ReadonlyMap<MediaKind, Finding['path']>,
+  requestedAt: ReadonlyMap<MediaOption, Finding['path']>,
 ): Finding[] {
   const findings: Finding[] = [];
-  for (const kind of MEDIA_KINDS) {
+  for (const kind of MEDIA_OPTIONS) {
     const saved = media?.[kind] === true;
     const where = requestedAt.get(kind);
     if (where !== undefined && !saved) {
@@ -326,7 +367,7 @@ export function mediaMatchesFormats(
         code: 'MEDIA_NOT_SAVED',
         severity: 'warning',
         path: where,
-        message: `${kind} URLs expire after ${LIFETIME_TEXT[kind]} and will not be saved; set media.${kind}: true to keep them`,
+        message: `${EXPIRY_TEXT[kind]} and will not be saved; set media.${kind}: true to keep them`,
       });
     }
     if (where === undefined && saved) {
@@ -334,7 +375,10 @@ export function mediaMatchesFormats(
         code: 'MEDIA_NOT_REQUESTED',
         severity: 'warning',
         path: ['media', kind],
-        message: `no search requests the ${kind} format, so there is no ${kind} to save`,
+        message:
+          kind === 'actions'
+            ? 'no search runs a screenshot or pdf action, so there are no action outputs to save'
+            : `no search requests the ${kind} format, so there is no ${kind} to save`,
       });
     }
   }

@@ -120,6 +120,16 @@ export const ScheduleSchema = z.strictObject({
   cron: z.string().min(1).describe('Cron expression: 5 fields, or 6 with seconds first.'),
   /** IANA time zone, e.g. `Europe/Berlin`. Default `UTC`. */
   tz: z.string().min(1).optional().describe('IANA time zone, e.g. Europe/Berlin. Default UTC.'),
+  /**
+   * Webhook that receives each scheduled run's summary, cost and new results once it has
+   * finished: a JSON POST signed with HMAC-SHA256 (`HARVEST_NOTIFY_SECRET`).
+   */
+  notify: z
+    .url({ protocol: /^https?$/, error: 'an http:// or https:// address' })
+    .optional()
+    .describe(
+      "Webhook URL: receives each scheduled run's summary, cost and new results, signed with HMAC-SHA256.",
+    ),
 });
 
 /** Default of `media.maxBytes`: 100 MiB. */
@@ -132,6 +142,11 @@ export const MediaSchema = z.strictObject({
   audio: z.boolean().optional().describe('Save extracted audio (URLs expire after 1 h).'),
   /** Save extracted video (signed URLs live 1 h). Default false. */
   video: z.boolean().optional().describe('Save extracted video (URLs expire after 1 h).'),
+  /** Save the screenshots and PDFs that `actions` produce (signed URLs). Default false. */
+  actions: z
+    .boolean()
+    .optional()
+    .describe('Save the screenshots and PDFs of screenshot and pdf actions (signed URLs).'),
   /** Directory for saved media, relative to the data directory. Default `media`. */
   dir: z.string().min(1).optional().describe('Directory for saved media. Default media.'),
   /** Largest file saved, in bytes. Default 104857600 (100 MiB). */

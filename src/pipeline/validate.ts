@@ -28,9 +28,10 @@ import {
   expansionWithinLimit,
   type IndexedItem,
   MESSAGES_COVERED_BY_RULES,
-  type MediaKind,
+  type MediaOption,
   matrixFieldNotAlsoSet,
   matrixKeysUsed,
+  mediaDirInside,
   mediaFormats,
   mediaMatchesFormats,
   placeholdersHaveValues,
@@ -139,7 +140,7 @@ export function parsePipeline(text: string, fileName: string): ValidationResult 
 
   // Expand, validate each search with the contract, normalise, find duplicates.
   const stats: PipelineStats = { items: rawItems.length, expanded: 0, unique: 0 };
-  const mediaRequestedAt = new Map<MediaKind, Path>();
+  const mediaRequestedAt = new Map<MediaOption, Path>();
   if (defaults.success && sizeFindings.length === 0) {
     // Each expanded search is checked as it is produced and then dropped: what is kept is one
     // entry per distinct request (its key, and where it was first expanded), findings and counts.
@@ -182,12 +183,9 @@ export function parsePipeline(text: string, fileName: string): ValidationResult 
             duplicates.set(id, { path, first: firstItem, count: 1, example });
           }
         }
-        for (const { kind, formatIndex } of mediaFormats(search.request)) {
+        for (const { kind, at } of mediaFormats(search.request)) {
           if (!mediaRequestedAt.has(kind)) {
-            mediaRequestedAt.set(
-              kind,
-              originOf(search, item, defaults.data, ['scrapeOptions', 'formats', formatIndex]),
-            );
+            mediaRequestedAt.set(kind, originOf(search, item, defaults.data, at));
           }
         }
       }
@@ -207,7 +205,10 @@ export function parsePipeline(text: string, fileName: string): ValidationResult 
       });
     }
   }
-  if (media.success) findings.addAll(mediaMatchesFormats(media.data, mediaRequestedAt));
+  if (media.success) {
+    findings.addAll(mediaMatchesFormats(media.data, mediaRequestedAt));
+    findings.addAll(mediaDirInside(media.data));
+  }
 
   const issues = findings.toIssues(fileName, yaml.locator);
   const errors = issues.some((issue) => issue.severity === 'error');

@@ -101,9 +101,6 @@ export function backoffDelayMs(input: {
  */
 export const STORE_JOB_ATTEMPTS = 150;
 
-/** The custom backoff type of `store` jobs: BullMQ asks the store worker's strategy for it. */
-export const STORE_BACKOFF = 'harvest-store';
-
 /** Delay before a failed `store` job is tried again: the capped full-jitter backoff above. */
 export function storeRetryDelayMs(attemptsMade: number, random: () => number): number {
   return backoffDelayMs({ attemptsMade, random });

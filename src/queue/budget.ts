@@ -2,47 +2,109 @@
  * A run's budget, held across hosts: an atomic Redis counter of credits spent plus credits
  * reserved by calls in flight. A worker reserves a task's worst-case cost before calling the
  * API (`spent + reserved + estimate <= maxCredits`), then settles to what the call really cost.
+ *
+ * Each reservation is also kept under its call id, so it is undone exactly once: by the call's
+ * own settlement, or by `release` when the call is recorded as LOST (its worker died). A call of
+ * unknown cost is not counted against the budget (the cost report shows it as unknown); a LOST
+ * call whose real record arrives after all settles then, adding what it cost.
  */
 import type { Redis } from 'ioredis';
 
+// KEYS: counter, reservations. ARGV: run id, call id, credits, max.
 const RESERVE = `
-local total = redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[2])
-if total > tonumber(ARGV[3]) then
-  redis.call('HINCRBY', KEYS[1], ARGV[1], -tonumber(ARGV[2]))
+local total = redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[3])
+if total > tonumber(ARGV[4]) then
+  redis.call('HINCRBY', KEYS[1], ARGV[1], -tonumber(ARGV[3]))
   return -1
 end
+redis.call('HSET', KEYS[2], ARGV[1] .. '|' .. ARGV[2], ARGV[3])
 return total`;
+
+// KEYS: counter, reservations. ARGV: run id, call id, credits used.
+const SETTLE = `
+local field = ARGV[1] .. '|' .. ARGV[2]
+local reserved = tonumber(redis.call('HGET', KEYS[2], field) or '0')
+redis.call('HDEL', KEYS[2], field)
+local delta = tonumber(ARGV[3]) - reserved
+if delta ~= 0 then redis.call('HINCRBY', KEYS[1], ARGV[1], delta) end
+return delta`;
+
+// KEYS: counter, reservations. ARGV: run id, call id.
+const RELEASE = `
+local field = ARGV[1] .. '|' .. ARGV[2]
+local reserved = redis.call('HGET', KEYS[2], field)
+if not reserved then return 0 end
+redis.call('HDEL', KEYS[2], field)
+redis.call('HINCRBY', KEYS[1], ARGV[1], -tonumber(reserved))
+return tonumber(reserved)`;
 
 const RAISE_TO = `
 local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 if current < tonumber(ARGV[2]) then redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) end
 return 0`;
 
+export interface BudgetKeys {
+  /** Hash: run id -> credits spent or reserved. */
+  budget: string;
+  /** Hash: `runId|callId` -> credits reserved by that call. */
+  reservations: string;
+}
+
 export class Budget {
   readonly #redis: Redis;
-  readonly #key: string;
+  readonly #keys: BudgetKeys;
 
-  constructor(redis: Redis, key: string) {
+  constructor(redis: Redis, keys: BudgetKeys) {
     this.#redis = redis;
-    this.#key = key;
+    this.#keys = keys;
   }
 
-  /** Reserves `credits` for `runId`; false when that would pass `maxCredits`. */
-  async reserve(runId: string, credits: number, maxCredits: number): Promise<boolean> {
+  /** Reserves `credits` for the call; false when that would pass `maxCredits`. */
+  async reserve(
+    runId: string,
+    callId: string,
+    credits: number,
+    maxCredits: number,
+  ): Promise<boolean> {
     const total = (await this.#redis.eval(
       RESERVE,
-      1,
-      this.#key,
+      2,
+      this.#keys.budget,
+      this.#keys.reservations,
       runId,
+      callId,
       credits,
       maxCredits,
     )) as number;
     return total >= 0;
   }
 
-  /** Replaces a reservation by the credits a call really used (0 when it failed). */
-  async settle(runId: string, reserved: number, used: number): Promise<void> {
-    if (used !== reserved) await this.#redis.hincrby(this.#key, runId, used - reserved);
+  /**
+   * Replaces the call's reservation by the credits it really used (0 when it failed). A call
+   * whose reservation was released meanwhile (reaped as LOST) adds `used` to the counter.
+   */
+  async settle(runId: string, callId: string, used: number): Promise<void> {
+    await this.#redis.eval(
+      SETTLE,
+      2,
+      this.#keys.budget,
+      this.#keys.reservations,
+      runId,
+      callId,
+      used,
+    );
+  }
+
+  /** Undoes the call's reservation, if it still holds one; returns the credits released. */
+  async release(runId: string, callId: string): Promise<number> {
+    return (await this.#redis.eval(
+      RELEASE,
+      2,
+      this.#keys.budget,
+      this.#keys.reservations,
+      runId,
+      callId,
+    )) as number;
   }
 
   /**
@@ -51,6 +113,6 @@ export class Budget {
    * reservations of calls still in flight, which SQLite knows nothing of yet.
    */
   async raiseTo(runId: string, credits: number): Promise<void> {
-    await this.#redis.eval(RAISE_TO, 1, this.#key, runId, credits);
+    await this.#redis.eval(RAISE_TO, 1, this.#keys.budget, runId, credits);
   }
 }

@@ -2,13 +2,16 @@
 import type { Queue } from 'bullmq';
 import { type SearchJobData, SearchJobEnvelopeSchema } from './job-data.ts';
 import { parseSearchJobId, searchJobId } from './names.ts';
+import { SEARCH_BACKOFF } from './retry.ts';
 
 /** Jobs per addBulk call: large enough to amortise round trips, small enough to stay responsive. */
 const CHUNK = 1000;
 
+/** Adds the jobs in chunks; stops between chunks once `signal` is aborted. */
 export async function enqueueSearches(
   queue: Queue,
   jobs: Iterable<SearchJobData>,
+  signal?: AbortSignal,
 ): Promise<number> {
   let count = 0;
   let chunk: Parameters<Queue['addBulk']>[0] = [];
@@ -19,6 +22,7 @@ export async function enqueueSearches(
     chunk = [];
   };
   for (const data of jobs) {
+    if (signal?.aborted) return count;
     // Requests come from a plan that validated them against the contract; check the envelope.
     SearchJobEnvelopeSchema.parse(data);
     chunk.push({
@@ -27,7 +31,7 @@ export async function enqueueSearches(
       opts: {
         jobId: searchJobId(data.runId, data.taskKey),
         attempts: data.maxAttempts,
-        backoff: { type: 'harvest' },
+        backoff: { type: SEARCH_BACKOFF },
         removeOnComplete: true,
         removeOnFail: { age: 7 * 24 * 3600 },
       },

@@ -6,7 +6,7 @@
  * harvest says so instead of pretending they never happened.
  */
 import type { Redis } from 'ioredis';
-import type { StoreEvent } from '../store/events.ts';
+import type { CallPurpose, StoreEvent } from '../store/events.ts';
 import type { HarvestKeys } from './names.ts';
 
 export interface InflightCall {
@@ -16,6 +16,8 @@ export interface InflightCall {
   attempt: number;
   startedAt: number;
   workerId: string;
+  /** Omitted for a task's search. */
+  purpose?: CallPurpose;
 }
 
 /** How long a worker's heartbeat lives without renewal, in ms, unless told otherwise. */
@@ -85,39 +87,85 @@ export class InflightJournal {
     return this.#ends.add(callId);
   }
 
-  heartbeat(workerId: string): Promise<unknown> {
-    return this.#redis.set(this.#keys.workerHeartbeat(workerId), '1', 'PX', this.#heartbeatTtlMs);
+  /** The calls journaled by one worker and not yet recorded. */
+  async ofWorker(workerId: string): Promise<InflightCall[]> {
+    const all = await this.#redis.hvals(this.#keys.inflight);
+    return all.map((raw) => JSON.parse(raw) as InflightCall).filter((c) => c.workerId === workerId);
+  }
+
+  /** Removes calls recorded by other means (e.g. as LOST by a worker forced to stop). */
+  async forget(callIds: readonly string[]): Promise<void> {
+    if (callIds.length > 0) await this.#redis.hdel(this.#keys.inflight, ...callIds);
+  }
+
+  /** Renews the worker's heartbeat; `roles` (comma-separated) tells others what it does. */
+  heartbeat(workerId: string, roles = ''): Promise<unknown> {
+    return this.#redis.set(
+      this.#keys.workerHeartbeat(workerId),
+      roles || '-',
+      'PX',
+      this.#heartbeatTtlMs,
+    );
   }
 
   /**
    * Finds calls whose worker is gone, hands them to `record` as LOST call events, and removes
-   * them once recorded. Returns how many were reaped.
+   * them once recorded. Returns the calls reaped.
    */
-  async reap(record: (events: StoreEvent[]) => Promise<void>, nowMs: number): Promise<number> {
+  async reap(
+    record: (events: StoreEvent[]) => Promise<void>,
+    nowMs: number,
+  ): Promise<InflightCall[]> {
     const all = await this.#redis.hgetall(this.#keys.inflight);
     const orphans: InflightCall[] = [];
+    const alive = new Map<string, boolean>();
     for (const raw of Object.values(all)) {
       const call = JSON.parse(raw) as InflightCall;
-      const alive = await this.#redis.exists(this.#keys.workerHeartbeat(call.workerId));
-      if (!alive) orphans.push(call);
+      let live = alive.get(call.workerId);
+      if (live === undefined) {
+        live = (await this.#redis.exists(this.#keys.workerHeartbeat(call.workerId))) === 1;
+        alive.set(call.workerId, live);
+      }
+      if (!live) orphans.push(call);
     }
-    if (orphans.length === 0) return 0;
-    await record(
-      orphans.map((c) => ({
-        type: 'call',
-        callId: c.callId,
-        runId: c.runId,
-        taskKey: c.taskKey,
-        attempt: c.attempt,
-        startedAt: c.startedAt,
-        durationMs: Math.max(0, nowMs - c.startedAt),
-        status: null,
-        outcome: 'LOST',
-        errorMessage: 'the worker stopped before the answer was recorded; the cost is unknown',
-        creditsUsed: null,
-      })),
-    );
+    if (orphans.length === 0) return [];
+    await record(orphans.map((c) => lostCallEvent(c, nowMs)));
     await this.#redis.hdel(this.#keys.inflight, ...orphans.map((c) => c.callId));
-    return orphans.length;
+    return orphans;
   }
+}
+
+/** How many live workers have `role` (from their heartbeats). */
+export async function liveWorkersWithRole(
+  redis: Redis,
+  keys: HarvestKeys,
+  role: string,
+): Promise<number> {
+  let cursor = '0';
+  let found = 0;
+  do {
+    const [next, names] = await redis.scan(cursor, 'MATCH', keys.workerHeartbeats, 'COUNT', 100);
+    cursor = next;
+    const values = names.length > 0 ? await redis.mget(...names) : [];
+    found += values.filter((v) => v?.split(',').includes(role)).length;
+  } while (cursor !== '0');
+  return found;
+}
+
+/** The record of a call whose worker stopped before its answer was recorded. */
+export function lostCallEvent(c: InflightCall, nowMs: number, why?: string): StoreEvent {
+  return {
+    type: 'call',
+    callId: c.callId,
+    runId: c.runId,
+    taskKey: c.taskKey,
+    attempt: c.attempt,
+    startedAt: c.startedAt,
+    durationMs: Math.max(0, nowMs - c.startedAt),
+    status: null,
+    outcome: 'LOST',
+    errorMessage: why ?? 'the worker stopped before the answer was recorded; the cost is unknown',
+    creditsUsed: null,
+    ...(c.purpose ? { purpose: c.purpose } : {}),
+  };
 }

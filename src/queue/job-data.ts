@@ -27,3 +27,22 @@ export type SearchJobData = z.infer<typeof SearchJobDataSchema>;
 export const SearchJobEnvelopeSchema = SearchJobDataSchema.extend({
   request: z.looseObject({ query: z.string() }),
 });
+
+/**
+ * A `tick` job of the `runs` queue, made by a pipeline's job scheduler (`harvest schedule
+ * apply`): the pipeline travels in it, so any worker with the `runs` role can start the run.
+ */
+export const TickJobDataSchema = z.object({
+  pipelineName: z.string().min(1),
+  /** The pipeline file's text when the schedule was applied; the run is planned from it. */
+  yamlText: z.string().min(1),
+  /** sha256 of `yamlText`, hex (the hash of the run's pipelines row). */
+  pipelineHash: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The file it was applied from, for people. */
+  file: z.string().optional(),
+});
+export type TickJobData = z.infer<typeof TickJobDataSchema>;
+
+/** A `notify` job of the `runs` queue: deliver the webhook of a finished scheduled run. */
+export const NotifyJobDataSchema = z.object({ runId: z.string().min(1) });
+export type NotifyJobData = z.infer<typeof NotifyJobDataSchema>;

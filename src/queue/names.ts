@@ -11,13 +11,33 @@ export const QUEUES = {
   search: 'search',
   /** Batches of call/result/task events, applied to SQLite by the single writer. */
   store: 'store',
+  /**
+   * On the database host: `tick` jobs from the job schedulers of `harvest schedule apply` start
+   * scheduled runs; `notify` jobs deliver a finished scheduled run's webhook.
+   */
+  runs: 'runs',
+  /** One job per media row: download a signed URL before it expires, on the database host. */
+  media: 'media',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
+/** Job names on the `runs` queue. */
+export const RUNS_JOBS = { tick: 'tick', notify: 'notify' } as const;
+
+/** The job id of a run's webhook delivery: one per run, so enqueuing it again is harmless. */
+export function notifyJobId(runId: string): string {
+  return `notify-${runId}`;
+}
+
 /** BullMQ refuses `:` in custom job ids, so run id and task key are joined with `.`. */
 export function searchJobId(runId: string, taskKey: string): string {
   return `${runId}.${taskKey}`;
+}
+
+/** The job id of a media row: `media-<row id>` (BullMQ refuses integer-like custom ids). */
+export function mediaJobId(mediaId: number): string {
+  return `media-${mediaId}`;
 }
 
 /** The run and task a search job id names; undefined for ids harvest did not make. */
@@ -30,14 +50,26 @@ export function parseSearchJobId(id: string): { runId: string; taskKey: string }
 export interface HarvestKeys {
   /** Hash: run id -> credits spent or reserved by in-flight calls. */
   readonly budget: string;
+  /** Hash: `runId|callId` -> credits reserved by that call while it is in flight. */
+  readonly reservations: string;
+  /** Hash: search job id -> calls of the task lost with a worker that died during them. */
+  readonly crashes: string;
+  /** Hash: run id -> why its user stopped it (`cancelled`, `interrupted`); see stopped-runs.ts. */
+  readonly stoppedRuns: string;
   /** Hash: call id -> JSON of a call that has been sent and not yet recorded. */
   readonly inflight: string;
-  /** String with TTL, one per live worker process. */
+  /** String with TTL, one per live worker process; its value lists the pool's roles. */
   workerHeartbeat(workerId: string): string;
-  /** Hash: the shared rate controller's state. */
+  /** Pattern matching every worker heartbeat. */
+  readonly workerHeartbeats: string;
+  /** Hash: what the shared rate controller knows of the service's limit (src/queue/rate-model.ts). */
   readonly rate: string;
+  /** Sorted set: the pool's recent calls, by when they went (src/queue/rate-scripts.ts). */
+  readonly rateLog: string;
   /** String: why the search queue is paused (401/402), for `harvest status`. */
   readonly pausedReason: string;
+  /** String: the instant media job priorities count from, ms since the epoch (src/media/priority.ts). */
+  readonly mediaPriorityAnchor: string;
   /** Pattern matching every key harvest owns under this prefix (for cleanup in tests). */
   readonly pattern: string;
 }
@@ -46,10 +78,16 @@ export function harvestKeys(prefix: string): HarvestKeys {
   const base = `${prefix}:h`;
   return {
     budget: `${base}:budget`,
+    reservations: `${base}:reservations`,
+    crashes: `${base}:crashes`,
+    stoppedRuns: `${base}:stopped-runs`,
     inflight: `${base}:inflight`,
     workerHeartbeat: (workerId) => `${base}:worker:${workerId}`,
+    workerHeartbeats: `${base}:worker:*`,
     rate: `${base}:rate`,
+    rateLog: `${base}:rate-log`,
     pausedReason: `${base}:paused-reason`,
+    mediaPriorityAnchor: `${base}:media-priority-anchor`,
     pattern: `${prefix}:*`,
   };
 }

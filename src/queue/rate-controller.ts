@@ -1,76 +1,160 @@
 /**
- * The shared rate controller: the pure rules of rate.ts applied to state kept in Redis, so
- * every worker on every host obeys one limit (BullMQ's global rate limit on the search queue).
+ * The shared rate controller: the rules of src/queue/rate-model.ts applied to a model kept in
+ * Redis, and the pool's calls counted there (src/queue/rate-scripts.ts), so every worker on every
+ * host obeys one learned limit.
+ *
+ * A worker asks `beforeCall()` before each call. When the call may not go (the window's allowance
+ * is spent, or its turn is further off than `maxHoldMs`), every worker is held with BullMQ's
+ * `queue.rateLimit(ms)` and the job goes back to waiting without spending an attempt (the
+ * processor throws `RateLimitError`). BullMQ honours that wait only while the queue has a global
+ * rate limit, so the controller sets one far above any real rate: the counting is done here.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
+import type { HarvestKeys } from './names.ts';
+import { onQuiet } from './rate.ts';
 import {
-  INITIAL_RATE_STATE,
-  limitFromMessage,
-  onLimited,
-  onQuiet,
-  type RateState,
-  startingState,
-  toLimiter,
-} from './rate.ts';
+  configuredModel,
+  DEFAULT_WINDOW_MS,
+  defaultGuardMs,
+  learn,
+  OPEN_MODEL,
+  type RateModel,
+  type Regime,
+} from './rate-model.ts';
+import { ADMIT, READ, WRITE } from './rate-scripts.ts';
+import { readRateLimitSignal } from './rate-signal.ts';
 
-const LOCK_MS = 1000;
-/** How often a 429 tries again for the lock another worker holds, in ms. */
-const LOCK_RETRY_MS = 20;
+/** A learned model is forgotten this long after it last changed, in ms, so a raised plan limit is found again. */
+export const MODEL_TTL_MS = 3_600_000;
+/** The queue's global rate limit: never reached, it only makes BullMQ honour `rateLimit(ms)`. */
+const GLOBAL_LIMIT = { max: 1_000_000_000, durationMs: 1000 };
+/** How long an idle call log lives, in ms. */
+const LOG_IDLE_MS = 60_000;
 const OBSERVE_WINDOW_MS = 10_000;
+const WRITE_TRIES = 8;
+/** Admissions a call may ask for, waiting in between, before its job goes back to the queue. */
+const MAX_ADMIT_TRIES = 3;
+
+/** What `beforeCall` hands back for a call that may go: the model version it was admitted under. */
+export interface RateTicket {
+  version: number;
+}
+
+export interface RateControllerOptions {
+  /** A call whose turn is at most this far off waits in its worker instead of going back to the queue, in ms. Default 2000. */
+  maxHoldMs?: number;
+}
+
+const MODES: Record<Regime, string> = {
+  open: 'open',
+  fixed: 'window',
+  rolling: 'log',
+  paced: 'pace',
+};
 
 export class RateController {
   readonly #redis: Redis;
-  readonly #key: string;
+  readonly #keys: Pick<HarvestKeys, 'rate' | 'rateLog'>;
   readonly #queue: Queue;
   readonly #logger: Logger;
+  readonly #maxHoldMs: number;
   #successes: number[] = [];
   #lastQuietCheck = 0;
+  #globalLimit: Promise<unknown> | undefined;
 
-  constructor(redis: Redis, key: string, searchQueue: Queue, logger: Logger) {
+  constructor(
+    redis: Redis,
+    keys: Pick<HarvestKeys, 'rate' | 'rateLog'>,
+    searchQueue: Queue,
+    logger: Logger,
+    options: RateControllerOptions = {},
+  ) {
     this.#redis = redis;
-    this.#key = key;
+    this.#keys = keys;
     this.#queue = searchQueue;
     this.#logger = logger;
+    this.#maxHoldMs = options.maxHoldMs ?? 2000;
   }
 
-  /** Starts from a known plan limit (run.rateLimitPerMinute), replacing any learned state. */
+  /** Starts a run: with a stated plan limit (run.rateLimitPerMinute), see `configuredModel`. */
   async start(rateLimitPerMinute: number | undefined): Promise<void> {
+    await this.#ensureGlobalLimit();
     if (!rateLimitPerMinute) return;
-    await this.#write(startingState(rateLimitPerMinute));
+    await this.#change((model, nowMs) => ({
+      model: configuredModel(rateLimitPerMinute, model, nowMs),
+      holdMs: 0,
+    }));
   }
 
   /**
-   * A 429: every worker waits `waitMs`, and the allowed rate goes down once per wave. BullMQ
-   * honours the wait only while the queue has a global rate limit, which the decrease sets:
-   * so a 429 waits for the lock rather than skip its adjustment.
+   * Counts a call about to be made. Resolves when it may go (after waiting in this worker for
+   * its turn, at most `maxHoldMs`) with the ticket to hand to `onRateLimited`; undefined when
+   * every worker now holds and the job must go back to waiting.
    */
-  async onRateLimited(waitMs: number, message: string, nowMs = Date.now()): Promise<void> {
-    await this.#queue.rateLimit(waitMs);
-    await this.#adjust(
-      (s) =>
-        onLimited(
-          s,
-          {
-            waitMs,
-            limitPerMinute: limitFromMessage(message),
-            observedPerSec: this.observedPerSec(nowMs),
-          },
-          nowMs,
-        ),
-      { waitForLock: true },
-    );
+  async beforeCall(): Promise<RateTicket | undefined> {
+    for (let tries = 1; ; tries++) {
+      const [admitted, waitMs, version] = (await this.#redis.eval(
+        ADMIT,
+        2,
+        this.#keys.rate,
+        this.#keys.rateLog,
+        this.#maxHoldMs,
+        LOG_IDLE_MS,
+      )) as [number, number, number];
+      if (admitted === 1) {
+        if (waitMs <= 0) return { version };
+        await sleep(waitMs);
+        // A 429 meanwhile changed the model: this turn was given under the old one.
+        if (Number((await this.#redis.hget(this.#keys.rate, 'version')) ?? 0) === version) {
+          return { version };
+        }
+        continue;
+      }
+      // A fixed window ends shortly: wait for it here rather than churn through the queue.
+      if (waitMs <= this.#maxHoldMs && tries < MAX_ADMIT_TRIES) {
+        await sleep(waitMs + 1);
+        continue;
+      }
+      await this.#hold(waitMs);
+      return undefined;
+    }
   }
 
-  /** A success; now and then lets the rate grow back towards its ceiling. */
+  /**
+   * A 429: learns what it says about the limit and holds every worker as long as the model
+   * says. `waitMs` is the wait the service asked for, `message` its text, `ticket` what
+   * `beforeCall` gave the call.
+   */
+  async onRateLimited(waitMs: number, message: string, ticket?: RateTicket): Promise<void> {
+    const signal = readRateLimitSignal(message, waitMs);
+    const holdMs = await this.#change((model, nowMs) =>
+      learn(model, {
+        signal,
+        fresh: ticket === undefined || ticket.version === model.version,
+        nowMs,
+        observedPerSec: this.observedPerSec(Date.now()),
+      }),
+    );
+    await this.#hold(holdMs ?? waitMs);
+  }
+
+  /** A success; now and then lets a paced rate grow back towards its ceiling. */
   onSuccess(nowMs = Date.now()): void {
     this.#successes.push(nowMs);
     if (this.#successes.length > 4096) this.#successes.splice(0, 2048);
     if (nowMs - this.#lastQuietCheck < 2000) return;
     this.#lastQuietCheck = nowMs;
-    void this.#adjust((s) => onQuiet(s, nowMs)).catch((error: unknown) =>
+    void this.#change(
+      (model, now) => {
+        if (model.regime !== 'paced') return { model, holdMs: 0 };
+        const pace = onQuiet(model.pace, now);
+        return { model: pace === model.pace ? model : { ...model, pace }, holdMs: 0 };
+      },
+      { bump: false },
+    ).catch((error: unknown) =>
       this.#logger.warn({ err: error }, 'rate controller: increase failed'),
     );
   }
@@ -82,42 +166,126 @@ export class RateController {
     return n / (OBSERVE_WINDOW_MS / 1000);
   }
 
-  async state(): Promise<RateState> {
-    const raw = await this.#redis.hget(this.#key, 'state');
-    return raw ? (JSON.parse(raw) as RateState) : INITIAL_RATE_STATE;
+  /** The model as Redis holds it now. */
+  async model(): Promise<RateModel> {
+    return (await this.#read()).model;
   }
 
-  async #adjust(
-    rule: (s: RateState) => RateState,
-    options: { waitForLock?: boolean } = {},
-  ): Promise<void> {
-    for (let tries = 1; ; tries++) {
-      const lock = await this.#redis.set(`${this.#key}:lock`, '1', 'PX', LOCK_MS, 'NX');
-      if (lock === 'OK') break;
-      // Another worker is adjusting right now: an increase can be skipped, a decrease waits.
-      if (!options.waitForLock || tries * LOCK_RETRY_MS > 2 * LOCK_MS) return;
-      await sleep(LOCK_RETRY_MS);
+  /**
+   * Applies `rule` to the model in Redis (compare-and-set on its version, so workers learning
+   * at the same time do not overwrite each other) and returns the hold it asks for; undefined
+   * when others kept changing the model meanwhile.
+   */
+  async #change(
+    rule: (model: RateModel, nowMs: number) => { model: RateModel; holdMs: number },
+    options: { bump?: boolean } = {},
+  ): Promise<number | undefined> {
+    for (let tries = 0; tries < WRITE_TRIES; tries++) {
+      const { model, nowMs } = await this.#read();
+      const next = rule(model, nowMs);
+      if (next.model === model) return next.holdMs;
+      const after = options.bump === false ? { ...next.model, version: model.version } : next.model;
+      const fields = fieldsOf(after, nowMs, next.holdMs);
+      const written = await this.#redis.eval(
+        WRITE,
+        1,
+        this.#keys.rate,
+        model.version,
+        MODEL_TTL_MS,
+        ...fields,
+      );
+      if (written !== 1) continue;
+      if (options.bump !== false) this.#logLesson(after, next.holdMs, nowMs);
+      return next.holdMs;
     }
-    try {
-      const before = await this.state();
-      const after = rule(before);
-      if (after !== before) await this.#write(after);
-    } finally {
-      await this.#redis.del(`${this.#key}:lock`);
-    }
+    return undefined;
   }
 
-  async #write(state: RateState): Promise<void> {
-    await this.#redis.hset(this.#key, 'state', JSON.stringify(state));
-    if (state.ratePerSec === null) {
-      await this.#queue.removeGlobalRateLimit();
-      return;
-    }
-    const { max, durationMs } = toLimiter(state.ratePerSec);
-    await this.#queue.setGlobalRateLimit(max, durationMs);
+  async #read(): Promise<{ model: RateModel; nowMs: number }> {
+    const [nowMs, flat] = (await this.#redis.eval(READ, 1, this.#keys.rate)) as [number, string[]];
+    const fields: Record<string, string> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]!] = flat[i + 1]!;
+    return { model: modelOf(fields), nowMs };
+  }
+
+  async #hold(ms: number): Promise<void> {
+    if (!(ms > 0)) return;
+    await this.#ensureGlobalLimit();
+    await this.#queue.rateLimit(Math.ceil(ms));
+  }
+
+  #ensureGlobalLimit(): Promise<unknown> {
+    this.#globalLimit ??= this.#queue
+      .setGlobalRateLimit(GLOBAL_LIMIT.max, GLOBAL_LIMIT.durationMs)
+      .catch((error: unknown) => {
+        this.#globalLimit = undefined;
+        throw error;
+      });
+    return this.#globalLimit;
+  }
+
+  #logLesson(model: RateModel, holdMs: number, nowMs: number): void {
     this.#logger.info(
-      { ratePerSec: Number(state.ratePerSec.toFixed(2)), max, durationMs },
-      'rate limit adjusted',
+      {
+        regime: model.regime,
+        limit: model.limit,
+        windowMs: model.windowMs,
+        ratePerSec:
+          model.regime === 'paced' && model.pace.ratePerSec !== null
+            ? Number(model.pace.ratePerSec.toFixed(2))
+            : undefined,
+        windowEndsInMs: model.regime === 'fixed' ? model.windowEndsAt - nowMs : undefined,
+        aligned: model.regime === 'fixed' ? model.aligned : undefined,
+        guardMs: model.guardMs,
+        holdMs,
+      },
+      'rate limit learned',
     );
   }
+}
+
+/** The hash fields of a model: what rate-model.ts keeps and what the admission script reads. */
+export function fieldsOf(model: RateModel, nowMs: number, holdMs: number): (string | number)[] {
+  const rate = model.regime === 'paced' ? model.pace.ratePerSec : null;
+  const mode = model.regime === 'paced' && rate === null ? 'open' : MODES[model.regime];
+  const fields: Record<string, string | number> = {
+    regime: model.regime,
+    limit: model.limit ?? '',
+    windowMs: model.windowMs,
+    end: model.windowEndsAt,
+    slack: model.resetSlackMs,
+    aligned: model.aligned ? 1 : 0,
+    pace: JSON.stringify(model.pace),
+    version: model.version,
+    mode,
+    guardMs: model.guardMs,
+    // Long enough for a 429 to come back, were the window still closed.
+    probeMs: Math.min(250, Math.round(model.windowMs / 100)),
+    // Calls this long before a window's end may be counted by the service in the next one.
+    carryMs: Math.min(model.windowMs, model.guardMs + model.resetSlackMs),
+  };
+  // A lesson from a 429 that holds the workers: the service's window is full.
+  if (mode === 'window' && holdMs > 0) fields.count = model.limit ?? 0;
+  if (mode === 'pace' && rate !== null) {
+    fields.intervalMs = 1000 / rate;
+    fields.tat = nowMs + holdMs;
+  }
+  return Object.entries(fields).flat();
+}
+
+function modelOf(fields: Record<string, string>): RateModel {
+  const regime = (fields.regime as Regime | undefined) ?? 'open';
+  if (!(regime in MODES)) return OPEN_MODEL;
+  const windowMs = Number(fields.windowMs) || DEFAULT_WINDOW_MS;
+  return {
+    regime,
+    limit: fields.limit ? Number(fields.limit) : null,
+    windowMs,
+    windowEndsAt: Number(fields.end) || 0,
+    resetSlackMs: Number(fields.slack) || 0,
+    aligned: fields.aligned === '1',
+    guardMs: Number(fields.guardMs) || defaultGuardMs(windowMs),
+    pace: fields.pace ? JSON.parse(fields.pace) : OPEN_MODEL.pace,
+    version: Number(fields.version) || 0,
+  };
 }

@@ -1,8 +1,8 @@
 /**
- * Rate adaptation, pure. The allowed request rate of the whole pool is adjusted from what the
- * service says: on a wave of 429s, a multiplicative decrease (or, better, the limit the 429
- * message reveals: "Consumed (req/min): 101, Remaining (req/min): 0"); after a quiet spell, an
- * additive increase up to the known ceiling. `null` means "no limit known yet".
+ * Rate adaptation (AIMD), pure: the `paced` regime of src/queue/rate-model.ts, for services
+ * that refill evenly (a token bucket) or give no counts. On a wave of 429s, a multiplicative
+ * decrease (or the limit the 429 reveals, when lower); after a quiet spell, an additive increase
+ * up to the known ceiling. `null` means "no limit known yet".
  */
 
 export interface RateState {
@@ -38,17 +38,6 @@ export function startingState(rateLimitPerMinute: number | undefined): RateState
   if (!rateLimitPerMinute) return INITIAL_RATE_STATE;
   const perSec = (rateLimitPerMinute / 60) * HEADROOM;
   return { ...INITIAL_RATE_STATE, ratePerSec: perSec, ceilingPerSec: perSec };
-}
-
-/** The plan's limit per minute, read from the hosted service's 429 message, if it has one. */
-export function limitFromMessage(message: string): number | undefined {
-  const m = /Consumed \(req\/min\): (\d+), Remaining \(req\/min\): (\d+)/.exec(message);
-  if (!m) return undefined;
-  const consumed = Number(m[1]);
-  const remaining = Number(m[2]);
-  // The rejected request is counted in "Consumed": the limit is at most consumed - 1.
-  const limit = remaining > 0 ? consumed + remaining : consumed - 1;
-  return limit > 0 ? limit : undefined;
 }
 
 export interface LimitedEvent {
@@ -96,10 +85,4 @@ export function onQuiet(state: RateState, nowMs: number): RateState {
   if (state.ratePerSec >= ceiling) return state;
   const next = Math.min(ceiling, state.ratePerSec + Math.max(0.5, state.ratePerSec * 0.05));
   return { ...state, ratePerSec: next, lastIncreaseAt: nowMs };
-}
-
-/** BullMQ's limiter counts jobs per window: express a rate as `max` per `durationMs`. */
-export function toLimiter(ratePerSec: number): { max: number; durationMs: number } {
-  if (ratePerSec >= 0.5) return { max: Math.max(1, Math.floor(ratePerSec * 2)), durationMs: 2000 };
-  return { max: 1, durationMs: Math.round(1000 / ratePerSec) };
 }

@@ -8,27 +8,70 @@
  * without the database), and a process that owns the database hands the batch to its
  * `StoreWriter` (src/store/commit.ts), which spares the events a round trip through Redis.
  */
-import type { Queue } from 'bullmq';
+import type { Job, Queue } from 'bullmq';
 import type { StoreEvent } from '../store/events.ts';
-import { STORE_BACKOFF, STORE_JOB_ATTEMPTS } from './backoff.ts';
+import { STORE_JOB_ATTEMPTS } from './backoff.ts';
+import { STORE_BACKOFF } from './retry.ts';
 
 /** Makes a batch of events durable; the sink calls it once per flush. */
 export type WriteEvents = (events: StoreEvent[]) => Promise<unknown>;
 
 /** The write of a search worker without the database: one `store` job per batch. */
-export function queueWrite(storeQueue: Queue): WriteEvents {
+export function queueWrite(storeQueue: Queue): (events: StoreEvent[]) => Promise<Job> {
   return (events) =>
     storeQueue.add(
       'events',
       { events },
       {
         removeOnComplete: true,
-        removeOnFail: 1000,
+        // Never deleted: the events may be the only record of calls the service billed.
+        removeOnFail: false,
         attempts: STORE_JOB_ATTEMPTS,
         // Delays from storeRetryDelayMs, through the store worker's backoff strategy.
         backoff: { type: STORE_BACKOFF },
       },
     );
+}
+
+/**
+ * Sends store jobs that used up their attempts back to the queue, with fresh attempts.
+ * Returns how many. Called when a store role starts and when a run resumes.
+ */
+export async function redriveFailedStoreJobs(storeQueue: Queue): Promise<number> {
+  let redriven = 0;
+  for (;;) {
+    const jobs = await storeQueue.getFailed(0, 99);
+    if (jobs.length === 0) return redriven;
+    for (const job of jobs) {
+      await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+      redriven += 1;
+    }
+  }
+}
+
+export interface WaitingRecords {
+  /** Store jobs not yet committed (waiting, delayed, active or failed). */
+  jobs: number;
+  /** Events they carry; null when there are too many jobs to read them all. */
+  events: number | null;
+  /** Jobs among them that used up their attempts (retried when a store worker starts). */
+  failedJobs: number;
+}
+
+/** What waits in the store queue to be committed to SQLite. */
+export async function waitingRecords(storeQueue: Queue): Promise<WaitingRecords> {
+  const states = ['waiting', 'delayed', 'active', 'failed', 'prioritized'] as const;
+  const counts = await storeQueue.getJobCounts(...states);
+  const jobs = states.reduce((sum, state) => sum + (counts[state] ?? 0), 0);
+  let events: number | null = null;
+  if (jobs <= 10_000) {
+    events = 0;
+    for (const job of jobs > 0 ? await storeQueue.getJobs([...states], 0, -1) : []) {
+      const list = (job?.data as { events?: unknown[] } | undefined)?.events;
+      events += Array.isArray(list) ? list.length : 0;
+    }
+  }
+  return { jobs, events, failedJobs: counts.failed ?? 0 };
 }
 
 export interface StoreSinkOptions {

@@ -14,6 +14,7 @@ export interface Runtime {
   readonly store: Store;
   readonly redis: Redis;
   readonly searchQueue: Queue;
+  readonly storeQueue: Queue;
   readonly keys: HarvestKeys;
   close(): Promise<void>;
 }
@@ -23,14 +24,17 @@ export async function openRuntime(settings: Settings): Promise<Runtime> {
   const store = openStore(settings.dbPath);
   const redis = createRedis(settings.redisUrl, 'client');
   const searchQueue = new Queue(QUEUES.search, { connection: redis, prefix: settings.queuePrefix });
+  const storeQueue = new Queue(QUEUES.store, { connection: redis, prefix: settings.queuePrefix });
   return {
     settings,
     store,
     redis,
     searchQueue,
+    storeQueue,
     keys: harvestKeys(settings.queuePrefix),
     async close() {
       await searchQueue.close();
+      await storeQueue.close();
       await redis.quit().catch(() => {});
       store.close();
     },

@@ -2,17 +2,27 @@
  * Starting and resuming runs. A run's tasks are rows in SQLite before they are jobs in Redis,
  * so a Redis that lost everything costs a resume, not a run.
  */
-import { createHash } from 'node:crypto';
 import { estimateSearchCredits, type SearchRequest } from '../contract/index.ts';
 import { HarvestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { formatIssue, type Pipeline, parsePipeline, planTasks } from '../pipeline/index.ts';
+import { kindsToSave } from '../media/kinds.ts';
+import { mediaRoot } from '../media/storage.ts';
+import { pipelineTextHash } from '../pipeline/canonical.ts';
+import {
+  formatIssue,
+  MEDIA_MAX_BYTES_DEFAULT,
+  type Pipeline,
+  parsePipeline,
+  planTasks,
+} from '../pipeline/index.ts';
 import { readPipelineText } from '../pipeline/load.ts';
 import { Budget } from '../queue/budget.ts';
 import { enqueueSearches, removeFailedJobs } from '../queue/enqueue.ts';
 import type { SearchJobData } from '../queue/job-data.ts';
-import { newRunId } from '../queue/names.ts';
+import { newRunId, searchJobId } from '../queue/names.ts';
 import { RateController } from '../queue/rate-controller.ts';
+import { StoppedRuns } from '../queue/stopped-runs.ts';
+import { redriveFailedStoreJobs } from '../queue/store-sink.ts';
 import type { RunTrigger } from '../store/runs.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -52,27 +62,37 @@ export async function loadValidPipeline(file: string): Promise<LoadedPipeline> {
   };
 }
 
+export interface StartOptions {
+  trigger?: RunTrigger;
+  /** The run's id. Default a new one from `nowMs` (a scheduled tick picks its own beforehand). */
+  runId?: string;
+  logger: Logger;
+  nowMs?: number;
+  /** Called once the run and its tasks are in SQLite, before any job is enqueued. */
+  onRecorded?: (runId: string) => void;
+  /** Stops enqueuing (the run was interrupted meanwhile). */
+  signal?: AbortSignal;
+}
+
 export async function startRun(
   runtime: Runtime,
   source: string | LoadedPipeline,
-  options: { trigger?: RunTrigger; logger: Logger; nowMs?: number },
+  options: StartOptions,
 ): Promise<StartedRun> {
   const { pipeline, text, warnings } =
     typeof source === 'string' ? await loadValidPipeline(source) : source;
   const { store } = runtime;
-  const runId = newRunId(options.nowMs ?? Date.now());
+  const runId = options.runId ?? newRunId(options.nowMs ?? Date.now());
   // The plan lives only until its tasks are rows: jobs are enqueued from SQLite, page by page,
   // exactly as a resume does, so a large run is not held in memory twice.
   const { taskCount, estimate } = recordPlan(runtime, runId, pipeline, text, options.trigger);
-  await new RateController(
-    runtime.redis,
-    runtime.keys.rate,
-    runtime.searchQueue,
-    options.logger,
-  ).start(pipeline.run?.rateLimitPerMinute);
+  options.onRecorded?.(runId);
+  await new RateController(runtime.redis, runtime.keys, runtime.searchQueue, options.logger).start(
+    pipeline.run?.rateLimitPerMinute,
+  );
   // Running from its first job on: a local pool may finish tasks before enqueuing ends.
   store.runs.setStatus(runId, 'running');
-  await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId));
+  await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId), options.signal);
   options.logger.info({ runId, tasks: taskCount }, 'run started');
   return { runId, pipeline, taskCount, warnings, estimate };
 }
@@ -90,9 +110,10 @@ function recordPlan(
   trigger: RunTrigger = 'manual',
 ): { taskCount: number; estimate: { min: number; max: number } } {
   const { store } = runtime;
+  const media = mediaSettingsOf(runtime, pipeline);
   const pipelineId = store.pipelines.upsert({
     name: pipeline.name,
-    hash: createHash('sha256').update(text).digest('hex'),
+    hash: pipelineTextHash(text),
     yamlText: text,
   });
   store.runs.create({
@@ -102,6 +123,7 @@ function recordPlan(
     maxCredits: pipeline.budget?.maxCredits ?? null,
     taskCount: 0,
   });
+  if (media) store.media.configure({ runId, ...media });
   const tasks = planTasks(pipeline);
   try {
     store.tasks.insertMany(runId, tasks);
@@ -112,9 +134,31 @@ function recordPlan(
   }
   store.runs.setTaskCount(runId, tasks.taskCount);
   const estimate = tasks.estimate();
+  store.runEstimates.set(runId, {
+    minCredits: estimate.minCredits,
+    maxCredits: estimate.maxCredits,
+    tasks: tasks.taskCount,
+  });
   return {
     taskCount: tasks.taskCount,
     estimate: { min: estimate.minCredits, max: estimate.maxCredits },
+  };
+}
+
+/**
+ * What the run saves of its media (written with the run, before any of its results can
+ * arrive); undefined when it saves none. Refuses a folder outside the data directory.
+ */
+function mediaSettingsOf(runtime: Runtime, pipeline: Pipeline) {
+  const kinds = kindsToSave(pipeline.media);
+  if (kinds.length === 0) return undefined;
+  const dir = pipeline.media?.dir ?? 'media';
+  mediaRoot(runtime.settings.dataDir, dir);
+  return {
+    kinds,
+    dir,
+    maxBytes: pipeline.media?.maxBytes ?? MEDIA_MAX_BYTES_DEFAULT,
+    marginMaxMs: runtime.settings.media.marginMaxMs,
   };
 }
 
@@ -125,18 +169,35 @@ function unfinishedTasks(
   return runtime.store.tasks.unfinished(runId) as Iterable<{ key: string; request: SearchRequest }>;
 }
 
+export interface ResumeOptions {
+  logger: Logger;
+  /** Also enqueue the run's failed tasks again. Default false. */
+  retryFailed?: boolean;
+}
+
+export interface ResumedRun {
+  runId: string;
+  pipeline: Pipeline;
+  requeued: number;
+  /** Failed tasks put back to queued (`retryFailed`). */
+  retried: number;
+  /** Store jobs that had failed for good and were sent back to the store queue. */
+  redrivenStoreJobs: number;
+}
+
 /**
- * Resumes a run: un-pauses the search queue, raises the budget counter to what SQLite says was
- * spent (a Redis that lost it starts again from there), and re-enqueues every task that has
- * not ended. Jobs still in Redis are left as they are (job ids are derived from run id and task
- * key, so adding them again is harmless); the run's failed jobs are removed first, so that
- * their ids are free again.
+ * Resumes a run: takes it off the stopped list, un-pauses the search queue, sends failed store
+ * jobs back (their records must reach SQLite), raises the budget counter to what SQLite says
+ * was spent (a Redis that lost it starts again from there), and re-enqueues every task that
+ * has not ended (with `retryFailed`, the failed ones too). Jobs still in Redis are left as
+ * they are (job ids are derived from run id and task key, so adding them again is harmless);
+ * the run's failed jobs are removed first, so that their ids are free again.
  */
 export async function resumeRun(
   runtime: Runtime,
   runId: string,
-  options: { logger: Logger },
-): Promise<{ runId: string; requeued: number }> {
+  options: ResumeOptions,
+): Promise<ResumedRun> {
   const { store } = runtime;
   const run = store.runs.get(runId);
   if (!run)
@@ -146,21 +207,39 @@ export async function resumeRun(
   const pipelineRow = store.pipelines.get(run.pipelineId);
   if (!pipelineRow)
     throw new HarvestError('PIPELINE_NOT_FOUND', `run ${runId} has no pipeline row`);
+  const { pipeline } = parseStoredPipeline(pipelineRow.yamlText, pipelineRow.name);
+  await new StoppedRuns(runtime.redis, runtime.keys.stoppedRuns).clear(runId);
   if (await runtime.searchQueue.isPaused()) {
     await runtime.searchQueue.resume();
     await runtime.redis.del(runtime.keys.pausedReason);
   }
+  const redrivenStoreJobs = await redriveFailedStoreJobs(runtime.storeQueue);
   const spent = store.calls.totals(runId).creditsUsed;
-  await new Budget(runtime.redis, runtime.keys.budget).raiseTo(runId, spent);
-  const { pipeline } = parseStoredPipeline(pipelineRow.yamlText, pipelineRow.name);
+  await new Budget(runtime.redis, runtime.keys).raiseTo(runId, spent);
+  const retried = options.retryFailed ? await requeueFailedTasks(runtime, runId) : 0;
   // A failed job keeps its id taken; SQLite, not Redis, says which tasks are unfinished.
   await removeFailedJobs(runtime.searchQueue, runId);
   store.runs.setStatus(runId, 'running');
   const requeued = await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId));
+  // Pending media is queued again by a media role (jobs a lost Redis took with it included).
+  const mediaRequeued = store.media.unqueuePending(runId);
   // Nothing was left to run (or it all ended meanwhile): nobody else would finish the run.
   store.runs.finishIfDone(runId);
-  options.logger.info({ runId, requeued }, 'run resumed');
-  return { runId, requeued };
+  options.logger.info(
+    { runId, requeued, retried, redrivenStoreJobs, mediaRequeued },
+    'run resumed',
+  );
+  return { runId, pipeline, requeued, retried, redrivenStoreJobs };
+}
+
+/** Failed tasks back to queued, with their count of calls lost to crashed workers cleared. */
+async function requeueFailedTasks(runtime: Runtime, runId: string): Promise<number> {
+  const keys = runtime.store.tasks.requeueFailed(runId);
+  for (let i = 0; i < keys.length; i += 1000) {
+    const ids = keys.slice(i, i + 1000).map((key) => searchJobId(runId, key));
+    await runtime.redis.hdel(runtime.keys.crashes, ...ids);
+  }
+  return keys.length;
 }
 
 function parseStoredPipeline(text: string, name: string): { pipeline: Pipeline } {
@@ -171,11 +250,31 @@ function parseStoredPipeline(text: string, name: string): { pipeline: Pipeline }
   return { pipeline: result.value };
 }
 
+/**
+ * Enqueues the run's unfinished tasks again (job ids are derived from run and task, so jobs
+ * still in Redis are left as they are) and finishes the run if nothing is left: for a run
+ * whose starter died after recording it. Unlike a resume, it leaves paused queues, stopped
+ * runs and failed tasks alone.
+ */
+export async function requeueUnfinished(
+  runtime: Runtime,
+  runId: string,
+  pipeline: Pipeline,
+): Promise<number> {
+  const run = runtime.store.runs.get(runId);
+  if (run?.status !== 'queued' && run?.status !== 'running') return 0;
+  runtime.store.runs.setStatus(runId, 'running');
+  const requeued = await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId));
+  runtime.store.runs.finishIfDone(runId);
+  return requeued;
+}
+
 async function enqueueTasks(
   runtime: Runtime,
   runId: string,
   pipeline: Pipeline,
   tasks: Iterable<{ key: string; request: SearchRequest }>,
+  signal?: AbortSignal,
 ): Promise<number> {
   const maxAttempts = pipeline.run?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   const maxCredits = pipeline.budget?.maxCredits;
@@ -191,5 +290,5 @@ async function enqueueTasks(
       };
     }
   }
-  return enqueueSearches(runtime.searchQueue, jobs());
+  return enqueueSearches(runtime.searchQueue, jobs(), signal);
 }

@@ -1,5 +1,7 @@
 /** Following a run to its end from SQLite (the store worker writes; this only reads). */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { liveWorkersWithRole } from '../queue/inflight.ts';
+import type { MediaSummary } from '../store/index.ts';
 import type { Runtime } from './runtime.ts';
 import { pausedReason } from './runtime.ts';
 
@@ -19,6 +21,12 @@ export interface Progress {
   etaSec: number | null;
   elapsedMs: number;
   paused?: { code: string; reason: string };
+  /** Results new to the pipeline (URLs it saw first in this run); counted once the run has ended. */
+  newUrls?: number;
+  /** True once no live worker has had the search role for `noWorkerAfterMs`. */
+  noWorker?: boolean;
+  /** The run's media (saved of requested, pending, deadline due first); absent when it saves none. */
+  media?: MediaSummary;
 }
 
 export interface WaitOptions {
@@ -26,9 +34,21 @@ export interface WaitOptions {
   pollMs?: number;
   onProgress?: (progress: Progress) => void;
   signal?: AbortSignal;
+  /**
+   * Say so (`noWorker`) when no live worker has the search role for this long, in ms, while
+   * tasks are still waiting. Default: never checked.
+   */
+  noWorkerAfterMs?: number | undefined;
+  /**
+   * Also wait until no media of the run is pending (a pool with the media role runs here).
+   * Default false: the run's end is its tasks' end, and media goes on in the workers.
+   */
+  waitForMedia?: boolean;
 }
 
-const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+const FINISHED = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
+/** How often live workers are counted, in ms. */
+const WORKER_CHECK_MS = 2000;
 
 /** Resolves with the last progress when the run has finished, or is paused (401/402). */
 export async function waitForRun(
@@ -38,11 +58,26 @@ export async function waitForRun(
 ): Promise<Progress> {
   const startedAt = Date.now();
   const samples: { at: number; ended: number }[] = [];
+  let lastWorkerSeen = startedAt;
+  let lastWorkerCheck = 0;
   for (;;) {
     const progress = await readProgress(runtime, runId, startedAt, samples);
+    if (options.noWorkerAfterMs !== undefined && Date.now() - lastWorkerCheck >= WORKER_CHECK_MS) {
+      lastWorkerCheck = Date.now();
+      const live = await liveWorkersWithRole(runtime.redis, runtime.keys, 'search').catch(() => 1);
+      if (live > 0) lastWorkerSeen = lastWorkerCheck;
+    }
+    if (
+      options.noWorkerAfterMs !== undefined &&
+      progress.pending > 0 &&
+      Date.now() - lastWorkerSeen >= options.noWorkerAfterMs
+    ) {
+      progress.noWorker = true;
+    }
     options.onProgress?.(progress);
-    if (FINISHED.has(progress.status) || progress.paused || options.signal?.aborted)
-      return progress;
+    const mediaPending = options.waitForMedia ? (progress.media?.pending ?? 0) : 0;
+    if (FINISHED.has(progress.status) && mediaPending === 0) return progress;
+    if (progress.paused || options.signal?.aborted) return progress;
     await sleep(options.pollMs ?? 300);
   }
 }
@@ -66,9 +101,11 @@ async function readProgress(
   const ratePerSec = now > first.at ? ((ended - first.ended) * 1000) / (now - first.at) : null;
   const remaining = counts.total - ended;
   const paused = await pausedReason(runtime).catch(() => undefined);
+  const status = run?.status ?? 'unknown';
+  const media = store.mediaSummary(runId);
   return {
     runId,
-    status: run?.status ?? 'unknown',
+    status,
     total: counts.total,
     done: counts.done,
     failed: counts.failed,
@@ -80,5 +117,7 @@ async function readProgress(
     etaSec: ratePerSec ? Math.round(remaining / ratePerSec) : null,
     elapsedMs: now - startedAt,
     ...(paused ? { paused: { code: paused.code, reason: paused.reason } } : {}),
+    ...(FINISHED.has(status) ? { newUrls: store.seenUrls.countFirstSeenIn(runId) } : {}),
+    ...(media ? { media } : {}),
   };
 }

@@ -20,7 +20,13 @@ import { searchRoutes } from './routes/search.ts';
 import { createState, type SandboxControl } from './state.ts';
 
 export type { LedgerSnapshot, TeamLedger } from './ledger.ts';
-export type { FaultRates, LatencyRange, SandboxKey, SandboxOptions } from './options.ts';
+export type {
+  FaultRates,
+  LatencyRange,
+  MediaFaults,
+  SandboxKey,
+  SandboxOptions,
+} from './options.ts';
 export {
   DEFAULT_CLI_PORT,
   DEFAULT_KEY,

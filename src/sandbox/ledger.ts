@@ -22,6 +22,8 @@ export interface MediaLedger {
   withAuthorization: number;
   /** Answers by HTTP status. */
   calls: Record<string, number>;
+  /** sha256 (hex) of each file served whole, by file name (`<id>.<ext>`). */
+  served: Record<string, string>;
 }
 
 export interface LedgerSnapshot {
@@ -34,7 +36,7 @@ export interface LedgerSnapshot {
 export class Ledger {
   private teams = new Map<string, TeamLedger>();
   private unauthenticated: Record<string, number> = {};
-  private media: MediaLedger = { requests: 0, withAuthorization: 0, calls: {} };
+  private media: MediaLedger = { requests: 0, withAuthorization: 0, calls: {}, served: {} };
 
   constructor(private readonly balances: () => Map<string, { team: string; credits: number }>) {}
 
@@ -67,10 +69,15 @@ export class Ledger {
     bump(this.media.calls, status);
   }
 
+  /** A file whose body went out whole. */
+  mediaServed(file: string, sha256: string): void {
+    this.media.served[file] = sha256;
+  }
+
   reset(): void {
     this.teams.clear();
     this.unauthenticated = {};
-    this.media = { requests: 0, withAuthorization: 0, calls: {} };
+    this.media = { requests: 0, withAuthorization: 0, calls: {}, served: {} };
   }
 
   snapshot(): LedgerSnapshot {

@@ -11,8 +11,18 @@ import { MEDIA_TYPES, type MediaKind } from './media-bytes.ts';
 export type { MediaKind };
 
 export interface MediaSigner {
-  /** A signed URL for `kind` media of the document at `sourceUrl`, issued at `nowMs`. */
-  sign(baseUrl: string, kind: MediaKind, sourceUrl: string, nowMs: number): string;
+  /**
+   * A signed URL for `kind` media of the document at `sourceUrl` (with `#...` telling apart
+   * several files of one document), issued at `nowMs`. A `tampered` URL carries a wrong
+   * signature, as a URL changed on its way would.
+   */
+  sign(
+    baseUrl: string,
+    kind: MediaKind,
+    sourceUrl: string,
+    nowMs: number,
+    options?: { tampered?: boolean },
+  ): string;
   verify(path: string, query: Record<string, string | undefined>, nowMs: number): MediaCheck;
 }
 
@@ -20,9 +30,25 @@ export type MediaCheck =
   | { ok: true; kind: MediaKind; id: string }
   | { ok: false; status: 400 | 403 | 404; code: string; message: string; details?: string };
 
+/** Lifetimes by file; PDFs of actions live as long as audio and video (the reference is silent). */
+const LIFETIME_MS: Record<MediaKind, number> = {
+  ...MEDIA_LIFETIME_MS,
+  pdf: MEDIA_LIFETIME_MS.audio,
+};
+
 /** Lifetime in whole seconds after scaling: ceil, at least 1. */
 export function scaledLifetimeS(kind: MediaKind, timeScale: number): number {
-  return Math.max(1, Math.ceil((MEDIA_LIFETIME_MS[kind] * timeScale) / 1000));
+  return Math.max(1, Math.ceil((LIFETIME_MS[kind] * timeScale) / 1000));
+}
+
+/** The id of a media file: its name in `/media/<id>.<ext>`, and the seed of its bytes. */
+export function mediaId(kind: MediaKind, sourceUrl: string): string {
+  return createHash('sha256').update(`${kind}\n${sourceUrl}`).digest('hex').slice(0, 32);
+}
+
+/** Where a media id falls in [0, 1): a stable draw per file (which files a fault hits). */
+export function mediaDraw(id: string): number {
+  return Number.parseInt(id.slice(0, 8), 16) / 2 ** 32;
 }
 
 /** `20261122T101500Z` */
@@ -48,8 +74,8 @@ export function createMediaSigner(
     createHmac('sha256', secret).update(`${path}\n${date}\n${expires}`).digest('hex');
 
   return {
-    sign(baseUrl, kind, sourceUrl, nowMs) {
-      const id = createHash('sha256').update(`${kind}\n${sourceUrl}`).digest('hex').slice(0, 32);
+    sign(baseUrl, kind, sourceUrl, nowMs, options = {}) {
+      const id = mediaId(kind, sourceUrl);
       const path = `/media/${id}.${MEDIA_TYPES[kind].ext}`;
       const date = googDate(nowMs);
       const expires = String(scaledLifetimeS(kind, timeScale));
@@ -59,7 +85,7 @@ export function createMediaSigner(
       return (
         `${baseUrl}${path}?X-Goog-Algorithm=GOOG4-HMAC-SHA256&X-Goog-Credential=${credential}` +
         `&X-Goog-Date=${date}&X-Goog-Expires=${expires}&X-Goog-SignedHeaders=host` +
-        `&X-Goog-Signature=${mac(path, date, expires)}`
+        `&X-Goog-Signature=${options.tampered ? mac(path, date, `${expires}0`) : mac(path, date, expires)}`
       );
     },
 

@@ -4,6 +4,7 @@
  * `UsageError` on bad input.
  */
 import { UsageError } from '../errors.ts';
+import { DEFAULT_WINDOW_MS, RATE_LIMIT_MODES, type RateLimitMode } from './rate-limit.ts';
 
 /** One accepted API key. */
 export interface SandboxKey {
@@ -29,6 +30,19 @@ export interface FaultRates {
   drop?: number;
 }
 
+/** Faults of the media host (`/media/...`). */
+export interface MediaFaults {
+  /**
+   * Share of media files signed wrongly (answered 403 SignatureDoesNotMatch). The draw is
+   * stable per file, so a re-issued URL of such a file is wrong again. Default 0.
+   */
+  tamper?: number;
+  /** Probability that a media request is answered 503 (a transient fault). Default 0. */
+  error503?: number;
+  /** Serve media bodies at this rate, in bytes per second (slow downloads). Default: at once. */
+  bytesPerSecond?: number | null;
+}
+
 /** Simulated work per API request, uniform in [minMs, maxMs]. */
 export interface LatencyRange {
   minMs: number;
@@ -44,8 +58,15 @@ export interface SandboxOptions {
   keys?: SandboxKey[];
   /** Teams that have the threat-protection feature, besides keys flagged with it. Default none. */
   threatProtectionTeams?: string[];
-  /** Requests per minute per team (fixed one-minute windows). Default: no limit. */
+  /**
+   * Requests per team per rate-limit window (one minute unless `rateLimitWindowMs` says
+   * otherwise). Default: no limit.
+   */
   rateLimitPerMinute?: number;
+  /** How requests are counted: `fixed` windows (the hosted service), `sliding`, `token-bucket`. Default `fixed`. */
+  rateLimitMode?: RateLimitMode;
+  /** The window the rate limit counts over, in ms (tests use a few seconds). Default 60000. */
+  rateLimitWindowMs?: number;
   /** Requests in flight per team; one more gets a 429. Default: no limit. */
   maxConcurrency?: number;
   /** Also send a `Retry-After` header (seconds) on 429. Default false, like the hosted service. */
@@ -61,6 +82,10 @@ export interface SandboxOptions {
   latency?: LatencyRange;
   /** Multiplier of media URL lifetimes (0.001 makes one hour 3.6 s). Default 1. */
   timeScale?: number;
+  /** Faults of the media host. Default none. */
+  mediaFaults?: MediaFaults;
+  /** Bytes added to every media file (files stay valid), for realistic sizes. Default 0. */
+  mediaPadBytes?: number;
   /** Seed of results and faults; the same seed and requests give the same answers. Default 0. */
   seed?: number;
   /** Clock in epoch ms, for tests. Default `Date.now`. */
@@ -76,12 +101,16 @@ export interface ResolvedOptions {
   host: string;
   keys: SandboxKey[];
   rateLimitPerMinute: number | undefined;
+  rateLimitMode: RateLimitMode;
+  rateLimitWindowMs: number;
   maxConcurrency: number | undefined;
   retryAfterHeader: boolean;
   hostedRules: boolean;
   faults: Required<FaultRates>;
   latency: LatencyRange | undefined;
   timeScale: number;
+  mediaFaults: ResolvedMediaFaults;
+  mediaPadBytes: number;
   seed: number;
   now: () => number;
 }
@@ -94,17 +123,27 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
   }));
   const timeScale = options.timeScale ?? 1;
   if (!(timeScale > 0)) throw new UsageError(`time scale must be > 0, got ${timeScale}`);
+  const rateLimitWindowMs = options.rateLimitWindowMs ?? DEFAULT_WINDOW_MS;
+  if (!(Number.isSafeInteger(rateLimitWindowMs) && rateLimitWindowMs > 0)) {
+    throw new UsageError(
+      `rate limit window must be a positive whole number of ms, got ${rateLimitWindowMs}`,
+    );
+  }
   return {
     port: options.port ?? 0,
     host: options.host ?? '127.0.0.1',
     keys,
     rateLimitPerMinute: options.rateLimitPerMinute,
+    rateLimitMode: options.rateLimitMode ?? 'fixed',
+    rateLimitWindowMs,
     maxConcurrency: options.maxConcurrency,
     retryAfterHeader: options.retryAfterHeader ?? false,
     hostedRules: options.hostedRules ?? false,
     faults: normaliseFaults(options.faults),
     latency: options.latency,
     timeScale,
+    mediaFaults: normaliseMediaFaults(options.mediaFaults),
+    mediaPadBytes: options.mediaPadBytes ?? 0,
     seed: options.seed ?? 0,
     now: options.now ?? Date.now,
   };
@@ -122,6 +161,28 @@ export function normaliseFaults(faults: FaultRates = {}): Required<FaultRates> {
   }
   if (out.timeout408 + out.error500 + out.malformed + out.drop > 1) {
     throw new UsageError('fault probabilities must add up to at most 1');
+  }
+  return out;
+}
+
+export interface ResolvedMediaFaults {
+  tamper: number;
+  error503: number;
+  bytesPerSecond: number | null;
+}
+
+export function normaliseMediaFaults(faults: MediaFaults = {}): ResolvedMediaFaults {
+  const out = {
+    tamper: faults.tamper ?? 0,
+    error503: faults.error503 ?? 0,
+    bytesPerSecond: faults.bytesPerSecond ?? null,
+  };
+  for (const name of ['tamper', 'error503'] as const) {
+    if (!(out[name] >= 0 && out[name] <= 1))
+      throw new UsageError(`media fault ${name} must be in 0..1`);
+  }
+  if (out.bytesPerSecond !== null && !(out.bytesPerSecond > 0)) {
+    throw new UsageError('media bytesPerSecond must be > 0');
   }
   return out;
 }
@@ -180,6 +241,17 @@ export function parseLatency(text: string): LatencyRange {
   const maxMs = m[2] === undefined ? minMs : Number(m[2]);
   if (maxMs < minMs) throw new UsageError(`--latency: MAX must be >= MIN, got "${text}"`);
   return { minMs, maxMs };
+}
+
+/** `fixed`, `sliding` or `token-bucket`. */
+export function parseRateLimitMode(text: string): RateLimitMode {
+  const mode = RATE_LIMIT_MODES.find((m) => m === text.trim());
+  if (!mode) {
+    throw new UsageError(
+      `--rate-limit-mode: expected one of ${RATE_LIMIT_MODES.join(', ')}, got "${text}"`,
+    );
+  }
+  return mode;
 }
 
 /** A non-negative integer flag value. */

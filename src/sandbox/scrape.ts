@@ -205,3 +205,17 @@ export function mediaKinds(options: NormalisedScrapeOptions | undefined): MediaK
   if (!options) return [];
   return MEDIA_FORMATS.filter((kind) => options.formats.some((f) => f.type === kind));
 }
+
+/** Outputs of a scrape's actions that are signed URLs: one per screenshot and pdf action. */
+export interface ActionOutputs {
+  screenshots: number;
+  pdfs: number;
+}
+
+export function actionOutputs(options: NormalisedScrapeOptions | undefined): ActionOutputs {
+  const actions = options?.actions ?? [];
+  return {
+    screenshots: actions.filter((a) => a.type === 'screenshot').length,
+    pdfs: actions.filter((a) => a.type === 'pdf').length,
+  };
+}

@@ -12,10 +12,10 @@ import {
   withSearchDefaults,
 } from '../contract/index.ts';
 import { canonicalRequest } from './canonical.ts';
-import type { MediaSigner } from './media.ts';
+import { type MediaSigner, mediaDraw, mediaId } from './media.ts';
 import type { MediaKind } from './media-bytes.ts';
 import { generateResults, type ResultSet, totalResults } from './results.ts';
-import { mediaKinds, scrapeResult } from './scrape.ts';
+import { type ActionOutputs, actionOutputs, mediaKinds, scrapeResult } from './scrape.ts';
 
 /** What a request produces apart from its id, time-dependent media URLs and warning. */
 export interface GeneratedSearch {
@@ -26,6 +26,8 @@ export interface GeneratedSearch {
   data: ResultSet | undefined;
   /** Media to sign into each web and news result that was scraped successfully. */
   media: MediaKind[];
+  /** Screenshots and PDFs of the request's actions, signed into `actions` of each such result. */
+  actions: ActionOutputs;
 }
 
 export type CreditFit = { ok: true; request: SearchRequest; loweredFrom?: number } | { ok: false };
@@ -81,7 +83,13 @@ export class SearchEngine {
         scrapedOk: 0,
         scannedUrls,
       });
-      return { creditsUsed, dataJson: JSON.stringify(data), data: undefined, media: [] };
+      return {
+        creditsUsed,
+        dataJson: JSON.stringify(data),
+        data: undefined,
+        media: [],
+        actions: actionOutputs(undefined),
+      };
     }
     const pdfPagesByDoc: number[] = [];
     const scraped: ResultSet = {};
@@ -97,9 +105,10 @@ export class SearchEngine {
       scannedUrls,
     });
     const media = mediaKinds(scrape);
-    return media.length === 0
-      ? { creditsUsed, dataJson: JSON.stringify(scraped), data: undefined, media }
-      : { creditsUsed, dataJson: undefined, data: scraped, media };
+    const actions = actionOutputs(scrape);
+    return media.length === 0 && actions.screenshots + actions.pdfs === 0
+      ? { creditsUsed, dataJson: JSON.stringify(scraped), data: undefined, media, actions }
+      : { creditsUsed, dataJson: undefined, data: scraped, media, actions };
   }
 }
 
@@ -130,14 +139,28 @@ function scrapeItems<
   return out;
 }
 
-/** Signed media fields merged into each successfully scraped result. */
+/** What signing the media URLs of one answer needs. */
+export interface MediaSigning {
+  signer: MediaSigner;
+  /** The sandbox's own address (`http://host:port`), asked for only when URLs are signed. */
+  baseUrl: () => string;
+  nowMs: number;
+  /** Share of media files (a stable draw per file) served with a wrong signature. Default 0. */
+  tamperShare?: number;
+}
+
+/** Signed media fields (and action outputs) merged into each successfully scraped result. */
 function signItems<T extends { url: string; metadata?: unknown }>(
   items: T[],
-  media: readonly MediaKind[],
-  signer: MediaSigner,
+  generated: GeneratedSearch,
+  signing: MediaSigning,
   baseUrl: string,
-  nowMs: number,
 ): T[] {
+  const sign = (kind: MediaKind, source: string) =>
+    signing.signer.sign(baseUrl, kind, source, signing.nowMs, {
+      tampered: mediaDraw(mediaId(kind, source)) < (signing.tamperShare ?? 0),
+    });
+  const { screenshots, pdfs } = generated.actions;
   const out: T[] = [];
   for (const item of items) {
     const failed = (item.metadata as { statusCode?: number } | undefined)?.statusCode !== 200;
@@ -145,25 +168,27 @@ function signItems<T extends { url: string; metadata?: unknown }>(
       out.push(item);
       continue;
     }
-    const fields: Record<string, string> = {};
-    for (const kind of media) fields[kind] = signer.sign(baseUrl, kind, item.url, nowMs);
+    const fields: Record<string, unknown> = {};
+    for (const kind of generated.media) fields[kind] = sign(kind, item.url);
+    if (screenshots + pdfs > 0) {
+      fields.actions = {
+        screenshots: Array.from({ length: screenshots }, (_, i) =>
+          sign('screenshot', `${item.url}#action-screenshot-${i}`),
+        ),
+        scrapes: [],
+        javascriptReturns: [],
+        pdfs: Array.from({ length: pdfs }, (_, i) => sign('pdf', `${item.url}#action-pdf-${i}`)),
+      };
+    }
     out.push({ ...item, ...fields });
   }
   return out;
 }
 
-/**
- * The `data` JSON of an answer: cached text, or results with media URLs signed now.
- * `baseUrl` is asked for only when media URLs are signed.
- */
-export function answerDataJson(
-  generated: GeneratedSearch,
-  signer: MediaSigner,
-  baseUrl: () => string,
-  nowMs: number,
-): string {
+/** The `data` JSON of an answer: cached text, or results with media URLs signed now. */
+export function answerDataJson(generated: GeneratedSearch, signing: MediaSigning): string {
   if (generated.dataJson !== undefined) return generated.dataJson;
-  const base = baseUrl();
+  const base = signing.baseUrl();
   // `data` is kept whenever `dataJson` is not.
   const { web, news, images } = generated.data as {
     web?: Array<{ url: string; metadata?: unknown }>;
@@ -171,8 +196,8 @@ export function answerDataJson(
     images?: unknown[];
   };
   const out: Record<string, unknown> = {};
-  if (web) out.web = signItems(web, generated.media, signer, base, nowMs);
-  if (news) out.news = signItems(news, generated.media, signer, base, nowMs);
+  if (web) out.web = signItems(web, generated, signing, base);
+  if (news) out.news = signItems(news, generated, signing, base);
   if (images) out.images = images;
   return JSON.stringify(out);
 }

@@ -9,17 +9,29 @@ import { createMediaSigner, type MediaSigner } from './media.ts';
 import {
   type FaultRates,
   type LatencyRange,
+  type MediaFaults,
   normaliseFaults,
+  normaliseMediaFaults,
+  type ResolvedMediaFaults,
   type ResolvedOptions,
 } from './options.ts';
-import { RateLimiter } from './rate-limit.ts';
+import { RateLimiter, type RateLimitMode } from './rate-limit.ts';
 import { SearchEngine } from './search.ts';
 
 export interface RateLimitUpdate {
-  /** Requests per minute per team; undefined or null removes the limit. */
+  /** Requests per team per window; undefined or null removes the limit. */
   perMinute?: number | null;
   /** Requests in flight per team; undefined or null removes the limit. */
   maxConcurrency?: number | null;
+  /** How requests are counted. Unchanged when omitted. */
+  mode?: RateLimitMode;
+  /** The window the limit counts over, in ms. Unchanged when omitted. */
+  windowMs?: number;
+  /**
+   * Keep what was counted so far (same mode and window only): the new limit applies to it at
+   * once, as when a plan changes mid-window. Default false: counting starts afresh.
+   */
+  keepCounts?: boolean;
   /** Send `Retry-After` on 429. Unchanged when omitted. */
   retryAfterHeader?: boolean;
 }
@@ -29,12 +41,14 @@ export interface SandboxControl {
   setFaults(faults: FaultRates): void;
   /** Replaces the simulated latency; undefined removes it. */
   setLatency(latency: LatencyRange | undefined): void;
-  /** Replaces the rate and concurrency limits. */
+  /** Replaces the rate and concurrency limits (and, when given, the mode and window). */
   setRateLimit(update: RateLimitUpdate): void;
   /** Sets the credit balance of a key. */
   setCredits(key: string, credits: number): void;
   /** Empties the ledger (balances stay). */
   resetLedger(): void;
+  /** Replaces the media host's faults (omitted ones are off). */
+  setMediaFaults(faults: MediaFaults): void;
 }
 
 export interface SandboxState {
@@ -47,6 +61,7 @@ export interface SandboxState {
   faults: Required<FaultRates>;
   latency: LatencyRange | undefined;
   retryAfterHeader: boolean;
+  mediaFaults: ResolvedMediaFaults;
   signer: MediaSigner;
   engine: SearchEngine;
   control: SandboxControl;
@@ -60,7 +75,9 @@ export function createState(options: ResolvedOptions): SandboxState {
     options,
     accounts,
     limiter: new RateLimiter({
-      perMinute: options.rateLimitPerMinute,
+      limit: options.rateLimitPerMinute,
+      windowMs: options.rateLimitWindowMs,
+      mode: options.rateLimitMode,
       maxConcurrency: options.maxConcurrency,
     }),
     ledger,
@@ -68,6 +85,7 @@ export function createState(options: ResolvedOptions): SandboxState {
     faults: options.faults,
     latency: options.latency,
     retryAfterHeader: options.retryAfterHeader,
+    mediaFaults: options.mediaFaults,
     signer: createMediaSigner(options.timeScale),
     engine: new SearchEngine(options.seed),
     snapshot: () => ledger.snapshot(),
@@ -82,11 +100,20 @@ export function createState(options: ResolvedOptions): SandboxState {
         state.latency = latency;
       },
       setRateLimit(update) {
-        state.limiter.settings = {
-          perMinute: update.perMinute ?? undefined,
-          maxConcurrency: update.maxConcurrency ?? undefined,
-        };
-        state.limiter.resetWindows();
+        const current = state.limiter.settings;
+        const windowMs = update.windowMs ?? current.windowMs;
+        if (!(Number.isSafeInteger(windowMs) && windowMs > 0)) {
+          throw new Error('windowMs must be a positive whole number of ms');
+        }
+        state.limiter.configure(
+          {
+            limit: update.perMinute ?? undefined,
+            windowMs,
+            mode: update.mode ?? current.mode,
+            maxConcurrency: update.maxConcurrency ?? undefined,
+          },
+          update.keepCounts,
+        );
         if (update.retryAfterHeader !== undefined) state.retryAfterHeader = update.retryAfterHeader;
       },
       setCredits(key, credits) {
@@ -94,6 +121,9 @@ export function createState(options: ResolvedOptions): SandboxState {
       },
       resetLedger() {
         ledger.reset();
+      },
+      setMediaFaults(faults) {
+        state.mediaFaults = normaliseMediaFaults(faults);
       },
     },
   };

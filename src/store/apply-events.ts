@@ -6,6 +6,8 @@
 import type { Database } from 'better-sqlite3';
 import type { CallsTable } from './calls.ts';
 import { type StoreEvent, StoreEventSchema } from './events.ts';
+import type { MediaTable } from './media.ts';
+import type { MediaEvent } from './media-events.ts';
 import type { ResultsTable } from './results.ts';
 import type { RunsTable } from './runs.ts';
 import type { SeenUrlsTable } from './seen-urls.ts';
@@ -27,10 +29,14 @@ export interface ApplyReport {
   results: number;
   /** Results events ignored because a newer response of the task was stored. */
   staleResults: number;
+  /** Media rows written (pending downloads) for the results stored. */
+  mediaRequested: number;
   /** Task events that changed a task. */
   taskUpdates: number;
   /** Task events ignored: stale (status would go backwards) or for an unknown task. */
   ignoredTaskEvents: number;
+  /** Media events that moved a row (others found it no longer pending). */
+  mediaUpdates: number;
   /** Events that failed validation; the other events of the batch were applied. */
   rejected: RejectedEvent[];
   /** Runs that had a task change in this batch (to check whether they are finished). */
@@ -45,6 +51,7 @@ interface Tables {
   calls: CallsTable;
   results: ResultsTable;
   seenUrls: SeenUrlsTable;
+  media: MediaTable;
 }
 
 export function createApplyEvents(db: Database, t: Tables): ApplyEvents {
@@ -73,6 +80,8 @@ export function createApplyEvents(db: Database, t: Tables): ApplyEvents {
         const applied = t.results.applyEvent(e);
         report.results += applied.written;
         if (applied.stale) report.staleResults += 1;
+        // In the same transaction as the results: a stored result never lacks its media rows.
+        else report.mediaRequested += t.media.requestFromResults(e);
         const name = pipelineName(e.runId);
         if (name !== undefined) {
           for (const { item } of e.items) {
@@ -90,6 +99,8 @@ export function createApplyEvents(db: Database, t: Tables): ApplyEvents {
           report.ignoredTaskEvents += 1;
         }
         return;
+      default:
+        if (applyMediaEvent(t.media, e)) report.mediaUpdates += 1;
     }
   }
 
@@ -105,8 +116,10 @@ export function createApplyEvents(db: Database, t: Tables): ApplyEvents {
       duplicateCalls: 0,
       results: 0,
       staleResults: 0,
+      mediaRequested: 0,
       taskUpdates: 0,
       ignoredTaskEvents: 0,
+      mediaUpdates: 0,
       rejected: [],
       runsWithTaskChanges: [],
     };
@@ -124,4 +137,21 @@ export function createApplyEvents(db: Database, t: Tables): ApplyEvents {
     if (valid.length > 0) write.immediate(valid, report);
     return report;
   };
+}
+
+/** Moves a media row as the event says; false when the row was no longer pending. */
+function applyMediaEvent(media: MediaTable, e: MediaEvent): boolean {
+  switch (e.type) {
+    case 'media-saved':
+      return media.markSaved(e.mediaId, e, e.at);
+    case 'media-ended':
+      return media.markEnded(e.mediaId, e.status, e.code, e.message, {
+        attempted: e.attempted,
+        at: e.at,
+      });
+    case 'media-refreshed':
+      return media.refresh(e.mediaId, e, e.countReissue, e.at);
+    case 'media-retry':
+      return media.retried(e.mediaId, e.at);
+  }
 }

@@ -83,12 +83,14 @@ export function createCallsTable(db: Database): CallsTable {
       taskKey: string,
       attempt: number,
       startedAt: number,
+      purpose: string,
       ...OutcomeColumns,
     ]
   >(
-    `INSERT OR IGNORE INTO calls (call_id, run_id, task_key, attempt, started_at, duration_ms,
-       status, outcome, error_message, search_id, warning, credits_used, retry_after_ms)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT OR IGNORE INTO calls (call_id, run_id, task_key, attempt, started_at, purpose,
+       duration_ms, status, outcome, error_message, search_id, warning, credits_used,
+       retry_after_ms)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const replaceLost = db.prepare<[...OutcomeColumns, callId: string]>(
     `UPDATE calls SET duration_ms = ?, status = ?, outcome = ?, error_message = ?, search_id = ?,
@@ -117,7 +119,16 @@ export function createCallsTable(db: Database): CallsTable {
   return {
     insert(e) {
       const outcome = outcomeColumns(e);
-      const info = insert.run(e.callId, e.runId, e.taskKey, e.attempt, e.startedAt, ...outcome);
+      const purpose = e.purpose ?? 'search';
+      const info = insert.run(
+        e.callId,
+        e.runId,
+        e.taskKey,
+        e.attempt,
+        e.startedAt,
+        purpose,
+        ...outcome,
+      );
       if (info.changes > 0) return true;
       return e.outcome !== 'LOST' && replaceLost.run(...outcome, e.callId).changes > 0;
     },

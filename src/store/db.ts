@@ -10,7 +10,12 @@ import { HarvestError } from '../errors.ts';
 import { type ApplyEvents, createApplyEvents } from './apply-events.ts';
 import { type CallsTable, createCallsTable } from './calls.ts';
 import { type Clock, systemClock } from './clock.ts';
+import { createExportReader, type ExportReader } from './export.ts';
+import { createStoreGauges, type StoreGauges } from './gauges.ts';
+import { createMediaTable, type MediaTable } from './media.ts';
+import { createMediaReports, type MediaReports } from './media-report.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
+import { createNotificationsTable, type NotificationsTable } from './notifications.ts';
 import { createPipelinesTable, type PipelinesTable } from './pipelines.ts';
 import { createReports, type Reports } from './reports.ts';
 import {
@@ -19,7 +24,9 @@ import {
   type ResultRow,
   type ResultsTable,
 } from './results.ts';
+import { createRunEstimatesTable, type RunEstimatesTable } from './run-estimates.ts';
 import { createRunsTable, type RunsTable } from './runs.ts';
+import { createScheduleTicksTable, type ScheduleTicksTable } from './schedule-ticks.ts';
 import { createSeenUrlsTable, type SeenUrlsTable } from './seen-urls.ts';
 import { createRunStatus, type RunStatusFn } from './status.ts';
 import { createTasksTable, type TasksTable } from './tasks.ts';
@@ -34,9 +41,16 @@ export interface OpenStoreOptions {
   busyTimeoutMs?: number;
   /** Source of the current time, ms since the epoch. Default `Date.now`. */
   now?: Clock;
+  /**
+   * SQLite's `synchronous` for writes. Default `full`: a commit that has returned survives a
+   * power loss (in WAL mode, each commit syncs the log). Harvest acknowledges records to
+   * Redis (store jobs completed, in-flight entries removed) once they are committed, so
+   * `normal`, which may roll back the last commits on power loss, could lose billed calls.
+   */
+  synchronous?: 'full' | 'normal';
 }
 
-export interface Store extends Reports {
+export interface Store extends Reports, MediaReports {
   /** Absolute path of the database file. */
   readonly path: string;
   readonly readonly: boolean;
@@ -46,6 +60,17 @@ export interface Store extends Reports {
   readonly calls: CallsTable;
   readonly results: ResultsTable;
   readonly seenUrls: SeenUrlsTable;
+  readonly runEstimates: RunEstimatesTable;
+  /** The rows of `harvest export`, streamed; see export.ts. */
+  readonly exports: ExportReader;
+  /** What each tick of a pipeline's schedule did. */
+  readonly ticks: ScheduleTicksTable;
+  /** Webhooks of scheduled runs and their delivery attempts. */
+  readonly notifications: NotificationsTable;
+  /** What the Prometheus metrics read from the database. */
+  readonly gauges: StoreGauges;
+  /** Media rows (files behind signed URLs) and what each run saves. */
+  readonly media: MediaTable;
   /** Validates and writes worker events in one transaction; see apply-events.ts. */
   readonly applyEvents: ApplyEvents;
   /** What `harvest status` shows for a run; undefined when the run does not exist. */
@@ -70,7 +95,7 @@ export function openStore(dbPath: string, options: OpenStoreOptions = {}): Store
     timeout: options.busyTimeoutMs ?? 5000,
   });
   try {
-    configure(db, readonly, options.busyTimeoutMs ?? 5000);
+    configure(db, readonly, options.busyTimeoutMs ?? 5000, options.synchronous ?? 'full');
     migrate(db, file, readonly);
     return buildStore(db, file, readonly, options.now ?? systemClock);
   } catch (error) {
@@ -79,12 +104,17 @@ export function openStore(dbPath: string, options: OpenStoreOptions = {}): Store
   }
 }
 
-function configure(db: Database, readonly: boolean, busyTimeoutMs: number): void {
+function configure(
+  db: Database,
+  readonly: boolean,
+  busyTimeoutMs: number,
+  synchronous: 'full' | 'normal',
+): void {
   db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);
   db.pragma('foreign_keys = ON');
   if (!readonly) {
     db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
+    db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   }
 }
 
@@ -105,12 +135,26 @@ function migrate(db: Database, file: string, readonly: boolean): void {
       `${file} has schema version ${current} (needs ${SCHEMA_VERSION}); open it once for writing`,
     );
   }
-  db.transaction(() => {
-    // Read again under the write lock: another process may have migrated meanwhile.
-    const from = version();
-    for (let i = from; i < SCHEMA_VERSION; i++) db.exec(MIGRATIONS[i] ?? '');
-    if (from < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
-  }).immediate();
+  // Foreign keys are off while tables are rebuilt (SQLite's procedure for schema changes it
+  // cannot make in place: a DROP TABLE would otherwise cascade), and checked before commit.
+  db.pragma('foreign_keys = OFF');
+  try {
+    db.transaction(() => {
+      // Read again under the write lock: another process may have migrated meanwhile.
+      const from = version();
+      for (let i = from; i < SCHEMA_VERSION; i++) db.exec(MIGRATIONS[i] ?? '');
+      const broken = db.pragma('foreign_key_check') as unknown[];
+      if (broken.length > 0) {
+        throw new HarvestError(
+          'STORE_MIGRATION_FAILED',
+          `${file}: migrating to schema version ${SCHEMA_VERSION} would break ${broken.length} references`,
+        );
+      }
+      if (from < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
+    }).immediate();
+  } finally {
+    db.pragma('foreign_keys = ON');
+  }
 }
 
 function buildStore(db: Database, file: string, readonly: boolean, now: Clock): Store {
@@ -121,15 +165,21 @@ function buildStore(db: Database, file: string, readonly: boolean, now: Clock): 
     calls: createCallsTable(db),
     results: createResultsTable(db),
     seenUrls: createSeenUrlsTable(db),
+    runEstimates: createRunEstimatesTable(db),
+    notifications: createNotificationsTable(db, now),
+    media: createMediaTable(db, now),
   };
-  const reports = createReports(db);
+  const reports = { ...createReports(db), ...createMediaReports(db) };
   return {
     path: file,
     readonly,
     ...tables,
     ...reports,
+    exports: createExportReader(db),
+    ticks: createScheduleTicksTable(db, now),
+    gauges: createStoreGauges(db),
     applyEvents: createApplyEvents(db, tables),
-    runStatus: createRunStatus(db, tables),
+    runStatus: createRunStatus(db, { ...tables, mediaSummary: reports.mediaSummary }),
     iterateResults: (filter) =>
       tables.results.iterate(typeof filter === 'string' ? { runId: filter } : filter),
     close() {

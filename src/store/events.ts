@@ -8,6 +8,12 @@
  * each item in a successful response is a *result*.
  */
 import { z } from 'zod';
+import {
+  MediaEndedEventSchema,
+  MediaRefreshedEventSchema,
+  MediaRetryEventSchema,
+  MediaSavedEventSchema,
+} from './media-events.ts';
 
 /** Error codes a call can end with (`outcome` is `'ok'` or one of these). */
 export const CALL_ERROR_CODES = [
@@ -16,6 +22,7 @@ export const CALL_ERROR_CODES = [
   'SERVER_ERROR',
   'NETWORK',
   'BAD_RESPONSE',
+  'RESPONSE_TOO_LARGE',
   'BAD_REQUEST',
   'FORBIDDEN',
   'NOT_FOUND',
@@ -27,6 +34,9 @@ export type CallErrorCode = (typeof CALL_ERROR_CODES)[number];
 
 export const CALL_OUTCOMES = ['ok', ...CALL_ERROR_CODES] as const;
 export type CallOutcome = (typeof CALL_OUTCOMES)[number];
+
+export const CALL_PURPOSES = ['search', 'media-reissue'] as const;
+export type CallPurpose = (typeof CALL_PURPOSES)[number];
 
 export const TASK_STATUSES = ['queued', 'running', 'retrying', 'done', 'failed'] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
@@ -63,6 +73,12 @@ export const CallEventSchema = z.object({
   creditsUsed: z.number().int().nonnegative().nullable(),
   /** Retry-After of a 429/503, in ms. */
   retryAfterMs: z.number().int().nonnegative().nullish(),
+  /**
+   * Why the call was made: `search` (a task's attempt, the default) or `media-reissue` (the
+   * search called again for fresh media URLs after one expired), so cost reports can tell them
+   * apart.
+   */
+  purpose: z.enum(CALL_PURPOSES).optional(),
 });
 export type CallEvent = z.infer<typeof CallEventSchema>;
 
@@ -113,5 +129,9 @@ export const StoreEventSchema = z.discriminatedUnion('type', [
   CallEventSchema,
   ResultsEventSchema,
   TaskEventSchema,
+  MediaSavedEventSchema,
+  MediaEndedEventSchema,
+  MediaRefreshedEventSchema,
+  MediaRetryEventSchema,
 ]);
 export type StoreEvent = z.infer<typeof StoreEventSchema>;

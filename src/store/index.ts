@@ -3,9 +3,54 @@ export type { ApplyEvents, ApplyReport, RejectedEvent } from './apply-events.ts'
 export type { CallError, CallSummary, CallsTable, CallTotals } from './calls.ts';
 export type { Clock } from './clock.ts';
 export { commitEvents, directWriter, type EventWriter } from './commit.ts';
+export {
+  COST_GROUPS,
+  type CostFigures,
+  type CostGroup,
+  type CostGroupRow,
+  type CostQuery,
+  type CostReports,
+  NO_COSTS,
+  type RunCostInfo,
+} from './cost-report.ts';
 export { type OpenStoreOptions, openStore, type Store } from './db.ts';
 export * from './events.ts';
+export type {
+  BuildOptions,
+  ExportFilter,
+  ExportQuery,
+  ExportReader,
+  ExportRow,
+  SinceRun,
+} from './export.ts';
+export { buildExportQuery, SCAN_CACHE_KIB } from './export.ts';
+export * from './export-columns.ts';
+export type { StoreGauges } from './gauges.ts';
+export type {
+  FreshUrl,
+  MediaConfig,
+  MediaRow,
+  MediaStatus,
+  MediaTable,
+  SavedFile,
+} from './media.ts';
+export { MEDIA_STATUSES } from './media.ts';
+export type {
+  MediaCounts,
+  MediaFailure,
+  MediaReports,
+  MediaSummary,
+  StoredFileRef,
+} from './media-report.ts';
 export { SCHEMA_VERSION } from './migrations.ts';
+export {
+  type AttemptInput,
+  NOTIFICATION_STATES,
+  type NotificationAttempt,
+  type NotificationRow,
+  type NotificationState,
+  type NotificationsTable,
+} from './notifications.ts';
 export type { PipelineInput, PipelineRow, PipelinesTable } from './pipelines.ts';
 export type {
   CreditsByRunOptions,
@@ -17,6 +62,7 @@ export type {
   TimeRange,
 } from './reports.ts';
 export type { ResultFilter, ResultRow, ResultsApplied, ResultsTable } from './results.ts';
+export type { RunEstimate, RunEstimatesTable } from './run-estimates.ts';
 export {
   FINISHED_RUN_STATUSES,
   RUN_STATUSES,
@@ -29,6 +75,14 @@ export {
   type RunTrigger,
   type SetStatusOptions,
 } from './runs.ts';
+export {
+  type ClaimInput,
+  type ScheduleTicksTable,
+  TICK_OUTCOMES,
+  type TickClaim,
+  type TickOutcome,
+  type TickRow,
+} from './schedule-ticks.ts';
 export type { SeenUrlRow, SeenUrlsTable } from './seen-urls.ts';
 export type { RunStatusFn, RunStatusOptions, RunStatusReport } from './status.ts';
 export type {

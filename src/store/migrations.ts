@@ -192,6 +192,183 @@ export const MIGRATIONS: readonly string[] = [
     WHERE run_id = NEW.run_id;
   END;
   `,
+  // 4: media, the files behind a result's signed URLs (screenshot, audio, video, and the
+  // screenshots and PDFs of actions), one row per result, kind and item. `path` is relative to
+  // the data directory; files are content-addressed, so rows with the same `sha256` share one.
+  // Calls say why they were made: a task's search, or a re-issue for fresh media URLs.
+  `
+  CREATE TABLE media (
+    id            INTEGER PRIMARY KEY,
+    run_id        TEXT    NOT NULL,
+    task_key      TEXT    NOT NULL,
+    source        TEXT    NOT NULL CHECK (source IN ('web', 'news', 'images')),
+    position      INTEGER NOT NULL,
+    kind          TEXT    NOT NULL
+                  CHECK (kind IN ('screenshot', 'audio', 'video', 'action-screenshot', 'action-pdf')),
+    item_index    INTEGER NOT NULL DEFAULT 0,
+    status        TEXT    NOT NULL DEFAULT 'pending'
+                  CHECK (status IN ('pending', 'saved', 'failed', 'expired')),
+    source_url    TEXT    NOT NULL,
+    result_url    TEXT,
+    issued_at     INTEGER NOT NULL,
+    deadline_at   INTEGER NOT NULL,
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    reissues      INTEGER NOT NULL DEFAULT 0,
+    sha256        TEXT,
+    path          TEXT,
+    bytes         INTEGER,
+    content_type  TEXT,
+    saved_at      INTEGER,
+    error_code    TEXT,
+    error_message TEXT,
+    updated_at    INTEGER NOT NULL,
+    UNIQUE (run_id, task_key, source, position, kind, item_index)
+  );
+  CREATE INDEX media_run_status ON media (run_id, status);
+  CREATE INDEX media_status_deadline ON media (status, deadline_at);
+  CREATE INDEX media_sha256 ON media (sha256);
+
+  ALTER TABLE calls ADD COLUMN purpose TEXT NOT NULL DEFAULT 'search'
+    CHECK (purpose IN ('search', 'media-reissue'));
+  `,
+  // 5: a run stopped by its user before it finished is 'interrupted' (Ctrl-C of a local run;
+  // only a resume continues it). SQLite cannot change a CHECK constraint in place: the table
+  // is rebuilt (foreign keys are off while migrations run, see db.ts).
+  `
+  CREATE TABLE runs_new (
+    id            TEXT    PRIMARY KEY,
+    pipeline_id   INTEGER NOT NULL REFERENCES pipelines (id),
+    status        TEXT    NOT NULL DEFAULT 'queued'
+                  CHECK (status IN ('queued', 'running', 'paused', 'interrupted', 'completed',
+                                    'failed', 'cancelled')),
+    paused_reason TEXT,
+    trigger       TEXT    NOT NULL CHECK (trigger IN ('manual', 'schedule', 'resume')),
+    max_credits   INTEGER,
+    task_count    INTEGER NOT NULL DEFAULT 0,
+    created_at    INTEGER NOT NULL,
+    started_at    INTEGER,
+    finished_at   INTEGER
+  );
+  INSERT INTO runs_new SELECT id, pipeline_id, status, paused_reason, trigger, max_credits,
+    task_count, created_at, started_at, finished_at FROM runs;
+  DROP TABLE runs;
+  ALTER TABLE runs_new RENAME TO runs;
+  CREATE INDEX runs_pipeline_created ON runs (pipeline_id, created_at);
+  CREATE INDEX runs_created ON runs (created_at);
+  CREATE TRIGGER runs_count_delete AFTER DELETE ON runs BEGIN
+    DELETE FROM run_counts WHERE run_id = OLD.id;
+  END;
+  `,
+  // 6: run_estimates, the credit bounds of a run's plan, recorded with the plan, so cost reports
+  // can put the estimate beside what the service charged. A table of its own (not columns of
+  // runs): runs planned before it simply have no estimate.
+  `
+  CREATE TABLE run_estimates (
+    run_id      TEXT    PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    min_credits INTEGER NOT NULL,
+    max_credits INTEGER NOT NULL,
+    tasks       INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
+  // 7: schedules. schedule_ticks: every tick of a pipeline's job scheduler, keyed by the time it
+  // was due, with what it did (started a run, or skipped because the pipeline's previous run
+  // was still going); a tick redelivered after a crash finds its row and never starts a second
+  // run. notifications: the webhook of a scheduled run, written when the run starts and sent
+  // once it has finished (so a crash between the two loses nothing), and each delivery attempt.
+  `
+  CREATE TABLE schedule_ticks (
+    pipeline_name TEXT    NOT NULL,
+    due_at        INTEGER NOT NULL,
+    taken_at      INTEGER NOT NULL,
+    pipeline_hash TEXT    NOT NULL,
+    outcome       TEXT    NOT NULL CHECK (outcome IN ('starting', 'started', 'skipped', 'failed')),
+    run_id        TEXT,
+    reason        TEXT,
+    updated_at    INTEGER NOT NULL,
+    PRIMARY KEY (pipeline_name, due_at)
+  ) WITHOUT ROWID;
+  CREATE INDEX schedule_ticks_starting ON schedule_ticks (pipeline_name)
+    WHERE outcome = 'starting';
+
+  CREATE TABLE notifications (
+    run_id        TEXT    PRIMARY KEY,
+    url           TEXT    NOT NULL,
+    state         TEXT    NOT NULL DEFAULT 'pending'
+                  CHECK (state IN ('pending', 'delivered', 'failed')),
+    attempts      INTEGER NOT NULL DEFAULT 0,
+    last_status   INTEGER,
+    last_error    TEXT,
+    created_at    INTEGER NOT NULL,
+    updated_at    INTEGER NOT NULL,
+    delivered_at  INTEGER
+  ) WITHOUT ROWID;
+  CREATE INDEX notifications_pending ON notifications (run_id) WHERE state = 'pending';
+
+  CREATE TABLE notification_attempts (
+    run_id      TEXT    NOT NULL,
+    attempt     INTEGER NOT NULL,
+    at          INTEGER NOT NULL,
+    duration_ms INTEGER NOT NULL,
+    status      INTEGER,
+    error       TEXT,
+    PRIMARY KEY (run_id, attempt)
+  ) WITHOUT ROWID;
+  `,
+  // 8: what a run saves of its media (run_media, written with the run, before any result), the
+  // URL's own expiry and when a media row was handed to the media queue (rows are written with
+  // their results, in the same transaction, and queued afterwards: a row without `queued_at`
+  // has no job yet). run_media also keeps each run's media counts, by triggers, so progress
+  // reads one row.
+  `
+  CREATE TABLE run_media (
+    run_id        TEXT    PRIMARY KEY,
+    kinds_json    TEXT    NOT NULL,
+    dir           TEXT    NOT NULL,
+    max_bytes     INTEGER NOT NULL,
+    margin_max_ms INTEGER NOT NULL,
+    requested     INTEGER NOT NULL DEFAULT 0,
+    pending       INTEGER NOT NULL DEFAULT 0,
+    saved         INTEGER NOT NULL DEFAULT 0,
+    failed        INTEGER NOT NULL DEFAULT 0,
+    expired       INTEGER NOT NULL DEFAULT 0
+  ) WITHOUT ROWID;
+
+  ALTER TABLE media ADD COLUMN expires_at INTEGER;
+  ALTER TABLE media ADD COLUMN queued_at INTEGER;
+  CREATE INDEX media_unqueued ON media (deadline_at) WHERE status = 'pending' AND queued_at IS NULL;
+  CREATE INDEX media_run_pending ON media (run_id, deadline_at) WHERE status = 'pending';
+  CREATE INDEX media_task ON media (run_id, task_key);
+
+  CREATE TRIGGER media_count_insert AFTER INSERT ON media BEGIN
+    UPDATE run_media SET
+      requested = requested + 1,
+      pending = pending + (NEW.status = 'pending'),
+      saved = saved + (NEW.status = 'saved'),
+      failed = failed + (NEW.status = 'failed'),
+      expired = expired + (NEW.status = 'expired')
+    WHERE run_id = NEW.run_id;
+  END;
+
+  CREATE TRIGGER media_count_update AFTER UPDATE OF status ON media
+  WHEN OLD.status <> NEW.status BEGIN
+    UPDATE run_media SET
+      pending = pending - (OLD.status = 'pending') + (NEW.status = 'pending'),
+      saved = saved - (OLD.status = 'saved') + (NEW.status = 'saved'),
+      failed = failed - (OLD.status = 'failed') + (NEW.status = 'failed'),
+      expired = expired - (OLD.status = 'expired') + (NEW.status = 'expired')
+    WHERE run_id = NEW.run_id;
+  END;
+
+  CREATE TRIGGER media_count_delete AFTER DELETE ON media BEGIN
+    UPDATE run_media SET
+      requested = requested - 1,
+      pending = pending - (OLD.status = 'pending'),
+      saved = saved - (OLD.status = 'saved'),
+      failed = failed - (OLD.status = 'failed'),
+      expired = expired - (OLD.status = 'expired')
+    WHERE run_id = OLD.run_id;
+  END;
+  `,
 ];
 
 /** The `user_version` a fully migrated database has. */

@@ -3,6 +3,7 @@
  * can cost credits too). Days are UTC calendar days.
  */
 import type { Database } from 'better-sqlite3';
+import { type CostReports, createCostReports } from './cost-report.ts';
 
 export interface CreditTotals {
   calls: number;
@@ -43,7 +44,8 @@ export interface TimeRange {
   untilMs?: number;
 }
 
-export interface Reports {
+/** Credit figures by run, day and pipeline, and the grouped figures of `harvest report costs`. */
+export interface Reports extends CostReports {
   creditsByRun(options?: CreditsByRunOptions): RunCredits[];
   creditsByDay(range?: TimeRange): DayCredits[];
   creditsByPipeline(range?: TimeRange): PipelineCredits[];
@@ -79,6 +81,7 @@ export function createReports(db: Database): Reports {
   );
 
   return {
+    ...createCostReports(db),
     creditsByRun(options = {}) {
       const limit = options.limit ?? 50;
       return options.pipelineName === undefined

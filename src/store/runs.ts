@@ -10,6 +10,7 @@ export const RUN_STATUSES = [
   'queued',
   'running',
   'paused',
+  'interrupted',
   'completed',
   'failed',
   'cancelled',

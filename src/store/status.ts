@@ -1,6 +1,8 @@
 /** `runStatus`: everything `harvest status` shows about one run, from one read transaction. */
 import type { Database } from 'better-sqlite3';
 import type { CallError, CallSummary, CallsTable } from './calls.ts';
+import type { MediaReports, MediaSummary } from './media-report.ts';
+import type { NotificationRow, NotificationsTable } from './notifications.ts';
 import type { ResultsTable } from './results.ts';
 import type { RunRow, RunsTable } from './runs.ts';
 import type { SeenUrlsTable } from './seen-urls.ts';
@@ -12,10 +14,14 @@ export interface RunStatusReport {
   calls: CallSummary;
   /** Result rows stored for the run. */
   results: number;
-  /** URLs the pipeline saw for the first time in this run. */
+  /** Results new to the pipeline: URLs it saw for the first time in this run. */
   newUrls: number;
   /** Credits left under `maxCredits` (never below 0); null when the run has no budget. */
   creditsRemaining: number | null;
+  /** The webhook of a scheduled run (`schedule.notify`) and how its delivery went; else null. */
+  notification: NotificationRow | null;
+  /** The run's media: saved of requested, pending, and the deadline due first; null when it saves none. */
+  media: MediaSummary | null;
   errors: {
     /** Failed calls per error code. */
     callsByCode: Record<string, number>;
@@ -37,6 +43,8 @@ interface Tables {
   calls: CallsTable;
   results: ResultsTable;
   seenUrls: SeenUrlsTable;
+  notifications: NotificationsTable;
+  mediaSummary: MediaReports['mediaSummary'];
 }
 
 export type RunStatusFn = (
@@ -61,6 +69,8 @@ export function createRunStatus(db: Database, t: Tables): RunStatusFn {
       newUrls: t.seenUrls.countFirstSeenIn(runId),
       creditsRemaining:
         run.maxCredits === null ? null : Math.max(0, run.maxCredits - calls.creditsUsed),
+      notification: t.notifications.get(runId) ?? null,
+      media: t.mediaSummary(runId) ?? null,
       errors: {
         callsByCode,
         failedTasksByCode: t.tasks.failedByCode(runId),

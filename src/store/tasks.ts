@@ -65,6 +65,11 @@ export interface TasksTable {
   applyEvent(event: TaskEvent): boolean;
   /** Adds the credits of a newly recorded call to the task's sum. */
   addCredits(runId: string, key: string, credits: number): void;
+  /**
+   * Puts the run's failed tasks back to `queued` (their last error kept, for the record), to
+   * be enqueued again; returns their keys.
+   */
+  requeueFailed(runId: string): string[];
 }
 
 interface RawTaskRow {
@@ -143,6 +148,12 @@ export function createTasksTable(db: Database, now: Clock): TasksTable {
             OR @at > updated_at
             OR (@at = updated_at AND @attempts >= attempts))))`,
   );
+  const requeue = db
+    .prepare<[number, string], string>(
+      `UPDATE tasks SET status = 'queued', updated_at = ?
+       WHERE run_id = ? AND status = 'failed' RETURNING task_key`,
+    )
+    .pluck();
   const credit = db.prepare<[number, string, string]>(
     'UPDATE tasks SET credits_used = credits_used + ? WHERE run_id = ? AND task_key = ?',
   );
@@ -218,5 +229,6 @@ export function createTasksTable(db: Database, now: Clock): TasksTable {
     addCredits(runId, key, credits) {
       if (credits !== 0) credit.run(credits, runId, key);
     },
+    requeueFailed: (runId) => requeue.all(now(), runId),
   };
 }

@@ -331,15 +331,16 @@ function largestDivisorUpTo(n: number, max: number): number {
 // Time and figures
 
 /**
- * The sandbox counts requests in fixed wall-clock minutes: starting every client at the same
- * second of a minute makes runs comparable. Waits until `offsetS` seconds past the minute.
+ * The sandbox's fixed windows are aligned to the clock (one-minute windows: wall-clock
+ * minutes): starting every client at the same moment of a window makes runs comparable. Waits
+ * until `offsetMs` past the start of a window of `windowMs`; returns how far past it is.
  */
-export async function alignToMinute(offsetS: number): Promise<number> {
+export async function alignToWindow(offsetMs: number, windowMs = 60_000): Promise<number> {
   const now = Date.now();
-  const target = Math.floor(now / 60_000) * 60_000 + offsetS * 1000;
-  const at = target > now ? target : target + 60_000;
+  const target = Math.floor(now / windowMs) * windowMs + offsetMs;
+  const at = target > now ? target : target + windowMs;
   await sleep(at - now);
-  return (Date.now() % 60_000) / 1000;
+  return Date.now() % windowMs;
 }
 
 export function sumCalls(calls: Record<string, number> | undefined): number {

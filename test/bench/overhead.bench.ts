@@ -23,10 +23,10 @@ import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createLogger } from '../../src/log.ts';
-import { startLocalPool } from '../../src/run/local.ts';
 import { openRuntime } from '../../src/run/runtime.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
+import { startLocalPool } from '../../src/worker/local.ts';
 import {
   benchDir,
   benchPrefix,

@@ -3,8 +3,8 @@
  * process, with their output passed through, then a one-line summary per benchmark.
  *
  * Run: `npm run bench` (all), `npm run bench -- goodput overhead` (those whose file name
- * contains one of the words). Benchmarks exit 0 whatever their verdict; this exits 1 only when
- * one of them broke (non-zero exit).
+ * contains one of the words; `npm run bench -- media` for media.bench.ts). Benchmarks exit 0
+ * whatever their verdict; this exits 1 only when one of them broke (non-zero exit).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';

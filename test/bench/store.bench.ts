@@ -1,6 +1,7 @@
 /**
  * Store throughput: applyEvents in batches of 1 (the baseline) vs 100, and insertMany of
- * 100,000 tasks. Each searched task is 4 events: task running, call, results (10 web items
+ * 100,000 tasks; then the cost of the durability harvest runs with (synchronous = FULL, the
+ * default) against NORMAL, in batches of 100 (the size of a busy group commit) and of 8. Each searched task is 4 events: task running, call, results (10 web items
  * of about 1 KB each), task done. Run with `npx tsx test/bench/store.bench.ts`.
  */
 import { randomUUID } from 'node:crypto';
@@ -51,9 +52,12 @@ function eventsFor(runId: string, taskKey: string, at: number): StoreEvent[] {
   ];
 }
 
-function withStore<T>(fn: (store: ReturnType<typeof openStore>) => T): T {
+function withStore<T>(
+  fn: (store: ReturnType<typeof openStore>) => T,
+  synchronous: 'full' | 'normal' = 'full',
+): T {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'harvest-bench-'));
-  const store = openStore(path.join(dir, 'bench.db'));
+  const store = openStore(path.join(dir, 'bench.db'), { synchronous });
   try {
     return fn(store);
   } finally {
@@ -63,7 +67,11 @@ function withStore<T>(fn: (store: ReturnType<typeof openStore>) => T): T {
 }
 
 /** Events per second applying `mix` events per task, `batchSize` events per call. */
-function applyRate(batchSize: number, mix: 'full' | 'small' = 'full'): number {
+function applyRate(
+  batchSize: number,
+  mix: 'full' | 'small' = 'full',
+  synchronous: 'full' | 'normal' = 'full',
+): number {
   return withStore((store) => {
     const pipelineId = store.pipelines.upsert({ name: 'bench', hash: 'h', yamlText: '' });
     const runId = `run-${batchSize}`;
@@ -85,7 +93,7 @@ function applyRate(batchSize: number, mix: 'full' | 'small' = 'full'): number {
     const counts = store.tasks.counts(runId);
     if (counts.done !== TASKS_PER_CASE) throw new Error(`expected all done, got ${counts.done}`);
     return events.length / seconds;
-  });
+  }, synchronous);
 }
 
 function validateRate(): number {
@@ -139,4 +147,16 @@ console.log(
 );
 console.log(
   `insertMany 100,000 tasks:             ${insertS.toFixed(2)} s (${fmt(100_000 / insertS)} tasks/s)`,
+);
+
+const durable100 = applyRate(100, 'full', 'full');
+const normal100 = applyRate(100, 'full', 'normal');
+const durable8 = applyRate(8, 'full', 'full');
+const normal8 = applyRate(8, 'full', 'normal');
+console.log('durability (full mix): synchronous = FULL (harvest) vs NORMAL');
+console.log(
+  `  batch of 100: FULL ${fmt(durable100 / 4)} vs NORMAL ${fmt(normal100 / 4)} tasks/s (${(durable100 / normal100).toFixed(2)} of NORMAL)`,
+);
+console.log(
+  `  batch of 8:   FULL ${fmt(durable8 / 4)} vs NORMAL ${fmt(normal8 / 4)} tasks/s (${(durable8 / normal8).toFixed(2)} of NORMAL)`,
 );

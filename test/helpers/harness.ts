@@ -8,10 +8,10 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import type { Settings } from '../../src/config.ts';
 import { createLogger, type Logger } from '../../src/log.ts';
-import type { Pool } from '../../src/queue/pool.ts';
-import { startLocalPool } from '../../src/run/local.ts';
 import { openRuntime, type Runtime } from '../../src/run/runtime.ts';
 import { type SandboxOptions, startSandbox } from '../../src/sandbox/index.ts';
+import { type LocalPoolOptions, startLocalPool } from '../../src/worker/local.ts';
+import type { Pool, Role } from '../../src/worker/pool.ts';
 import { deletePrefix, freshPrefix } from './redis.ts';
 import { testSettings } from './settings.ts';
 import { tempDir } from './tmp.ts';
@@ -27,12 +27,39 @@ export interface Harness {
   logs(): string;
   dir: string;
   writePipeline(name: string, yaml: string): string;
-  startPool(options?: { concurrency?: number; apiKey?: string }): Promise<Pool>;
+  startPool(options?: PoolChoice): Promise<Pool>;
   stop(): Promise<void>;
 }
 
+/** The environment of a `harvest` process working on this harness's Redis, API and data. */
+export function harvestEnv(harness: Harness): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HARVEST_API_URL: harness.settings.apiUrl,
+    HARVEST_API_KEY: harness.settings.apiKey,
+    HARVEST_PREFIX: harness.settings.queuePrefix,
+    REDIS_URL: harness.settings.redisUrl,
+    HARVEST_DATA_DIR: harness.dir,
+    HARVEST_DB: harness.settings.dbPath,
+    LOG_LEVEL: 'silent',
+  };
+}
+
+export interface PoolChoice {
+  concurrency?: number;
+  apiKey?: string;
+  /** Default search and store. */
+  roles?: Role[];
+  /** Settings of the pool beyond the harness's (the webhook secret, say). */
+  settings?: Partial<Settings>;
+  runs?: LocalPoolOptions['runs'];
+  metrics?: LocalPoolOptions['metrics'];
+  /** Media role knobs (a resolver for made-up host names, a faster poll). */
+  media?: LocalPoolOptions['media'];
+}
+
 export async function startHarness(
-  options: { sandbox?: SandboxOptions; apiKey?: string } = {},
+  options: { sandbox?: SandboxOptions; apiKey?: string; env?: Record<string, string> } = {},
 ): Promise<Harness> {
   const tmp = tempDir('harvest-it');
   const prefix = freshPrefix();
@@ -42,6 +69,7 @@ export async function startHarness(
     prefix,
     apiUrl: sandbox.url,
     apiKey: options.apiKey,
+    ...(options.env ? { env: options.env } : {}),
   });
   let logText = '';
   const sinkStream = new Writable({
@@ -66,12 +94,19 @@ export async function startHarness(
       return file;
     },
     async startPool(poolOptions = {}) {
-      const s = poolOptions.apiKey ? { ...settings, apiKey: poolOptions.apiKey } : settings;
+      const s = {
+        ...settings,
+        ...poolOptions.settings,
+        ...(poolOptions.apiKey ? { apiKey: poolOptions.apiKey } : {}),
+      };
       const pool = await startLocalPool(s, {
-        roles: ['search', 'store'],
+        roles: poolOptions.roles ?? ['search', 'store'],
         concurrency: poolOptions.concurrency ?? 8,
         store: runtime.store,
         logger,
+        runs: poolOptions.runs,
+        metrics: poolOptions.metrics,
+        media: { pollMs: 50, ...poolOptions.media },
       });
       pools.push(pool);
       return pool;

@@ -7,6 +7,8 @@ export function testSettings(input: {
   prefix: string;
   apiUrl: string;
   apiKey?: string;
+  /** More variables, e.g. `HARVEST_MEDIA_MAX_REISSUES`. */
+  env?: Record<string, string>;
 }): Settings {
   return loadSettings({
     HARVEST_API_URL: input.apiUrl,
@@ -16,5 +18,6 @@ export function testSettings(input: {
     HARVEST_PREFIX: input.prefix,
     REDIS_URL: 'redis://127.0.0.1:6379',
     LOG_LEVEL: 'silent',
+    ...input.env,
   });
 }

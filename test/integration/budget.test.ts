@@ -9,23 +9,39 @@ const defer = useCleanup();
 
 function freshBudget(): { budget: Budget; spent: (runId: string) => Promise<number> } {
   const { prefix, redis } = testRedis(defer);
-  const key = harvestKeys(prefix).budget;
+  const keys = harvestKeys(prefix);
   return {
-    budget: new Budget(redis, key),
-    spent: async (runId) => Number((await redis.hget(key, runId)) ?? 0),
+    budget: new Budget(redis, keys),
+    spent: async (runId) => Number((await redis.hget(keys.budget, runId)) ?? 0),
   };
 }
 
 describe('Budget', () => {
   it('reserves up to the maximum, and settles to what calls cost', async () => {
     const { budget, spent } = freshBudget();
-    expect(await budget.reserve('r1', 4, 10)).toBe(true);
-    expect(await budget.reserve('r1', 4, 10)).toBe(true);
-    expect(await budget.reserve('r1', 4, 10)).toBe(false);
+    expect(await budget.reserve('r1', 'c1', 4, 10)).toBe(true);
+    expect(await budget.reserve('r1', 'c2', 4, 10)).toBe(true);
+    expect(await budget.reserve('r1', 'c3', 4, 10)).toBe(false);
     expect(await spent('r1')).toBe(8);
-    await budget.settle('r1', 4, 1);
+    await budget.settle('r1', 'c1', 1);
     expect(await spent('r1')).toBe(5);
-    expect(await budget.reserve('r1', 4, 10)).toBe(true);
+    expect(await budget.reserve('r1', 'c4', 4, 10)).toBe(true);
+  });
+
+  it('releases the reservation of a call lost with its worker, once', async () => {
+    const { budget, spent } = freshBudget();
+    await budget.reserve('r1', 'c1', 4, 10);
+    await budget.reserve('r1', 'c2', 4, 10);
+    expect(await budget.release('r1', 'c1')).toBe(4);
+    expect(await budget.release('r1', 'c1')).toBe(0);
+    expect(await spent('r1')).toBe(4);
+    // The worker was only slow: its real record settles, adding what the call cost.
+    await budget.settle('r1', 'c1', 3);
+    expect(await spent('r1')).toBe(7);
+    // A settled call has nothing left to release.
+    await budget.settle('r1', 'c2', 2);
+    expect(await budget.release('r1', 'c2')).toBe(0);
+    expect(await spent('r1')).toBe(5);
   });
 
   it('raiseTo never lowers the counter: reservations of calls in flight are kept', async () => {
@@ -33,12 +49,12 @@ describe('Budget', () => {
     await budget.raiseTo('r1', 6);
     expect(await spent('r1')).toBe(6);
     // Two calls in flight hold 8 more; SQLite only knows the 6 spent.
-    await budget.reserve('r1', 4, 100);
-    await budget.reserve('r1', 4, 100);
+    await budget.reserve('r1', 'c1', 4, 100);
+    await budget.reserve('r1', 'c2', 4, 100);
     await budget.raiseTo('r1', 6);
     expect(await spent('r1')).toBe(14);
-    await budget.settle('r1', 4, 2);
-    await budget.settle('r1', 4, 2);
+    await budget.settle('r1', 'c1', 2);
+    await budget.settle('r1', 'c2', 2);
     expect(await spent('r1')).toBe(10);
     await budget.raiseTo('r1', 12);
     expect(await spent('r1')).toBe(12);

@@ -12,11 +12,11 @@ import { estimateSearchCredits } from '../../src/contract/index.ts';
 import { createRedis } from '../../src/queue/connection.ts';
 import { InflightJournal } from '../../src/queue/inflight.ts';
 import { QUEUES } from '../../src/queue/names.ts';
-import { type Pool, startPool } from '../../src/queue/pool.ts';
-import { startLocalPool } from '../../src/run/local.ts';
 import { resumeRun, startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
-import { type Harness, startHarness } from '../helpers/harness.ts';
+import { startLocalPool } from '../../src/worker/local.ts';
+import { type Pool, startPool } from '../../src/worker/pool.ts';
+import { type Harness, harvestEnv, startHarness } from '../helpers/harness.ts';
 import { deletePrefix } from '../helpers/redis.ts';
 
 const BIN = path.resolve('bin/harvest.js');
@@ -50,15 +50,7 @@ function spawnSearchWorker(harness: Harness): ChildProcess {
       '1000',
     ],
     {
-      env: {
-        PATH: process.env.PATH,
-        HARVEST_API_URL: harness.settings.apiUrl,
-        HARVEST_API_KEY: harness.settings.apiKey,
-        HARVEST_PREFIX: harness.settings.queuePrefix,
-        REDIS_URL: harness.settings.redisUrl,
-        HARVEST_DATA_DIR: harness.dir,
-        LOG_LEVEL: 'silent',
-      },
+      env: harvestEnv(harness),
       stdio: 'ignore',
     },
   );
@@ -86,20 +78,25 @@ describe('crash safety', () => {
       store: h.runtime.store,
       logger: h.logger,
     });
-    const file = h.writePipeline('crash', matrixPipeline('it-crash', 150));
+    const file = h.writePipeline(
+      'crash',
+      `${matrixPipeline('it-crash', 150)}budget:\n  maxCredits: 100000\n`,
+    );
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
 
+    const journal = new InflightJournal(h.runtime.redis, h.runtime.keys);
     for (let kill = 0; kill < 3; kill++) {
       const child = spawnSearchWorker(h);
-      await sleep(2500);
+      // Kill it while it has calls in flight: the kill interrupts work, whatever the timing.
+      while ((await journal.pending()) === 0) await sleep(10);
       child.kill('SIGKILL');
       await new Promise((r) => child.once('exit', r));
+      expect(await journal.pending()).toBeGreaterThan(0);
     }
     spawnSearchWorker(h);
     const final = await waitForRun(h.runtime, runId, { pollMs: 100 });
     expect(final.status).toBe('completed');
     // Calls journaled by the killed workers are recorded (as LOST) once their heartbeat lapses.
-    const journal = new InflightJournal(h.runtime.redis, h.runtime.keys);
     for (let i = 0; i < 100 && (await journal.pending()) > 0; i++) await sleep(100);
     expect(await journal.pending()).toBe(0);
     await sleep(200); // the last store job
@@ -127,6 +124,12 @@ describe('crash safety', () => {
     expect(billed - summary.creditsUsed).toBeLessThanOrEqual(summary.unknownCostCalls * maxPerCall);
     if (summary.unknownCostCalls === 0) expect(summary.creditsUsed).toBe(billed);
     expect(summary.calls).toBeGreaterThanOrEqual(ledger(h).calls);
+    // The kills interrupted calls: recorded as LOST, and their budget reservations released,
+    // so the budget counter holds what is known to be spent and nothing else.
+    expect(summary.byOutcome.LOST ?? 0).toBeGreaterThanOrEqual(3);
+    const { keys, redis } = h.runtime;
+    expect(Number(await redis.hget(keys.budget, runId))).toBe(summary.creditsUsed);
+    expect(await redis.hlen(keys.reservations)).toBe(0);
   }, 120_000);
 
   it('stops gracefully on SIGTERM: calls in flight finish and are recorded, nothing is lost', async () => {

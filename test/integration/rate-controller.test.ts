@@ -1,27 +1,177 @@
 /** The shared rate controller on real Redis and a real BullMQ queue. */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
+import { rateLimitMessage } from '../../src/contract/index.ts';
 import { harvestKeys, QUEUES } from '../../src/queue/names.ts';
-import { RateController } from '../../src/queue/rate-controller.ts';
+import { RateController, type RateControllerOptions } from '../../src/queue/rate-controller.ts';
+import { PROBE_CALLS } from '../../src/queue/rate-scripts.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { capturedLogger } from '../helpers/logger.ts';
 import { testRedis } from '../helpers/redis.ts';
 
 const defer = useCleanup();
 
-describe('RateController', () => {
-  it('a 429 that meets another worker adjusting waits for it, so a global limit is set', async () => {
-    const { prefix, redis } = testRedis(defer);
-    const queue = new Queue(QUEUES.search, { connection: redis, prefix });
-    defer(() => queue.close());
-    const keys = harvestKeys(prefix);
-    const rate = new RateController(redis, keys.rate, queue, capturedLogger().logger);
-    // Another worker holds the controller's lock for 200 ms.
-    expect(await redis.set(`${keys.rate}:lock`, '1', 'PX', 200, 'NX')).toBe('OK');
-    await rate.onRateLimited(5000, 'Rate limit exceeded');
+function setup() {
+  const { prefix, redis } = testRedis(defer);
+  const queue = new Queue(QUEUES.search, { connection: redis, prefix });
+  defer(() => queue.close());
+  const keys = harvestKeys(prefix);
+  const controller = (options?: RateControllerOptions) =>
+    new RateController(redis, keys, queue, capturedLogger().logger, options);
+  return { redis, queue, keys, controller };
+}
 
-    expect((await rate.state()).ratePerSec).toBeGreaterThan(0);
+/** The hosted 429 text for a window of `windowMs` whose allowance `limit` ran out, ending in `endsInMs`. */
+function window429(limit: number, windowMs: number, endsInMs: number): [number, string] {
+  const retryAfterS = Math.max(1, Math.ceil(endsInMs / 1000));
+  const message = rateLimitMessage({
+    consumed: limit + 1,
+    remaining: 0,
+    retryAfterS,
+    resetsAt: new Date(Date.now() + endsInMs),
+    windowMs,
+  });
+  return [retryAfterS * 1000, `POST /v2/search: HTTP 429: ${message}`];
+}
+
+/** Calls `beforeCall` `n` times at once; how many were admitted. */
+async function admitted(rate: RateController, n: number): Promise<number> {
+  const tickets = await Promise.all(Array.from({ length: n }, () => rate.beforeCall()));
+  return tickets.filter(Boolean).length;
+}
+
+describe('RateController', () => {
+  it('a 429 holds every worker through BullMQ: the queue has a global limit and a wait', async () => {
+    const { queue, controller } = setup();
+    await controller().onRateLimited(5000, 'Rate limit exceeded');
     // BullMQ honours the 429's wait only while the queue has a global rate limit.
     expect(await queue.getRateLimitTtl()).toBeGreaterThan(4000);
+    expect((await controller().model()).regime).toBe('paced');
+  });
+
+  it('fixed window: the allowance is shared by every controller, then all hold until the reset', async () => {
+    const { queue, controller } = setup();
+    const [a, b] = [controller({ maxHoldMs: 0 }), controller({ maxHoldMs: 0 })];
+    // The first 429 of the window: 6 per 1.5 s windows, this one ends in 400 ms.
+    await a.onRateLimited(...window429(6, 1500, 400));
+    const model = await b.model();
+    expect(model).toMatchObject({ regime: 'fixed', limit: 6, windowMs: 1500 });
+    expect(await admitted(b, 3)).toBe(0);
+    expect(await queue.getRateLimitTtl()).toBeGreaterThan(0);
+
+    await sleep(model.windowEndsAt - Date.now() + 20);
+    // A few calls open the window; the others follow once no 429 came back (they wait for it
+    // in their workers).
+    expect(await admitted(a, 8)).toBe(PROBE_CALLS);
+    const [c, d] = [controller({ maxHoldMs: 200 }), controller({ maxHoldMs: 200 })];
+    const [fromC, fromD] = await Promise.all([admitted(c, 5), admitted(d, 5)]);
+    expect(fromC + fromD).toBe(6 - PROBE_CALLS);
+    // The allowance is back one window (and at most a guard) later.
+    await sleep(1900);
+    expect(await admitted(a, 8)).toBe(PROBE_CALLS);
+    expect(await admitted(c, 8)).toBe(6 - PROBE_CALLS);
+  });
+
+  it('fixed window: calls made just before a window ends count in the next one too', async () => {
+    const { controller } = setup();
+    const rate = controller({ maxHoldMs: 0 });
+    await rate.onRateLimited(...window429(6, 1500, 400));
+    await sleep((await rate.model()).windowEndsAt - Date.now() + 20);
+    expect(await admitted(rate, 2)).toBe(2);
+    // The service may count calls this close to the end (which it named to the second) in its
+    // next window.
+    const { windowEndsAt } = await rate.model();
+    await sleep(windowEndsAt - Date.now() - 200);
+    expect(await admitted(rate, 3)).toBe(3);
+    await sleep(windowEndsAt - Date.now() + 20);
+    expect(await admitted(rate, 8)).toBe(3);
+  });
+
+  it('answers to calls admitted before the lesson teach nothing new', async () => {
+    const { controller } = setup();
+    const rate = controller();
+    const tickets = await Promise.all([rate.beforeCall(), rate.beforeCall(), rate.beforeCall()]);
+    await rate.onRateLimited(...window429(20, 60_000, 30_000), tickets[0]);
+    const learnt = await rate.model();
+    // The hosted service counts refused calls too: the wave's later answers name higher counts.
+    await rate.onRateLimited(...window429(21, 60_000, 30_000), tickets[1]);
+    await rate.onRateLimited(...window429(22, 60_000, 30_000), tickets[2]);
+    expect(await rate.model()).toEqual(learnt);
+  });
+
+  it('rolling: at most the limit in any window; a later call waits in its worker for its turn', async () => {
+    const { controller } = setup();
+    const rate = controller({ maxHoldMs: 2000 });
+    await rate.onRateLimited(3000, 'Consumed (req/500ms): 4, Remaining (req/500ms): 0');
+    expect((await rate.model()).regime).toBe('rolling');
+    const started = Date.now();
+    const times: number[] = [];
+    await Promise.all(
+      Array.from({ length: 6 }, async () => {
+        expect(await rate.beforeCall()).toBeDefined();
+        times.push(Date.now() - started);
+      }),
+    );
+    times.sort((x, y) => x - y);
+    expect(times[2]).toBeLessThan(300);
+    // 500 ms window + 250 ms guard after the first three.
+    expect(times[3]).toBeGreaterThanOrEqual(740);
+  });
+
+  it('a call waiting for its turn asks again when a 429 changed the model meanwhile', async () => {
+    const { controller } = setup();
+    const rate = controller({ maxHoldMs: 2000 });
+    await rate.onRateLimited(3000, 'Consumed (req/500ms): 4, Remaining (req/500ms): 0');
+    const started = Date.now();
+    const times: number[] = [];
+    const calls = Array.from({ length: 6 }, async () => {
+      expect(await rate.beforeCall()).toBeDefined();
+      times.push(Date.now() - started);
+    });
+    await sleep(100);
+    // Only 2 per window after all: the three waiting for 750 ms must wait for two windows.
+    await rate.onRateLimited(1000, 'Consumed (req/500ms): 3, Remaining (req/500ms): 0');
+    await Promise.all(calls);
+    times.sort((x, y) => x - y);
+    expect(times[2]).toBeLessThan(100);
+    expect(times[3]).toBeGreaterThanOrEqual(1400);
+  });
+
+  it('paced: one call per interval across controllers; beyond maxHoldMs the worker holds', async () => {
+    const { controller } = setup();
+    const rate = controller({ maxHoldMs: 300 });
+    // A token bucket: "retry after 1s", full again much later. 12 per 1 s: about 85 ms apart.
+    await rate.onRateLimited(
+      1000,
+      rateLimitMessage({
+        consumed: 13,
+        remaining: 0,
+        retryAfterS: 1,
+        resetsAt: new Date(Date.now() + 60_000),
+        windowMs: 1000,
+      }),
+    );
+    const model = await rate.model();
+    expect(model.regime).toBe('paced');
+    await sleep(1000);
+    const started = Date.now();
+    const other = controller({ maxHoldMs: 300 });
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? rate : other).beforeCall()),
+    );
+    expect(results.filter(Boolean).length).toBeGreaterThanOrEqual(3);
+    expect(results.filter(Boolean).length).toBeLessThanOrEqual(5);
+    expect(Date.now() - started).toBeLessThan(600);
+  });
+
+  it('many workers learning from one wave at once agree on one model', async () => {
+    const { controller } = setup();
+    const rates = Array.from({ length: 8 }, () => controller());
+    const tickets = await Promise.all(rates.map((r) => r.beforeCall()));
+    await Promise.all(
+      rates.map((r, i) => r.onRateLimited(...window429(50 + i, 60_000, 20_000), tickets[i])),
+    );
+    expect(await rates[0]!.model()).toMatchObject({ regime: 'fixed', limit: 50 });
   });
 });

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { assertRedisReachable } from '../../queue/connection.ts';
 import type { CommandContext } from '../context.ts';
-import { positiveInt, runCommand } from './run.ts';
+import { positiveInt } from './run.ts';
 
 const EXAMPLE = fileURLToPath(new URL('../../../pipelines/demo.yaml', import.meta.url));
 
@@ -33,6 +33,7 @@ export function registerDemo(program: Command, ctx: CommandContext): void {
       });
       process.stderr.write(`sandbox listening on ${sandbox.url}\n`);
       try {
+        const { runCommand } = await import('../run-command.ts');
         process.exitCode = await runCommand({ settings: () => settings }, file, {
           local: true,
           wait: true,

@@ -1,5 +1,6 @@
 /** `harvest sandbox`: runs the local API server until interrupted. */
 import type { Command } from 'commander';
+import { UsageError } from '../../errors.ts';
 import {
   DEFAULT_CLI_PORT,
   parseCount,
@@ -7,9 +8,11 @@ import {
   parseKeys,
   parseLatency,
   parsePositive,
+  parseRateLimitMode,
   type SandboxOptions,
 } from '../../sandbox/options.ts';
 import type { CommandContext } from '../context.ts';
+import { serveUntilStopped } from '../signals.ts';
 
 interface SandboxFlags {
   port: string;
@@ -17,12 +20,15 @@ interface SandboxFlags {
   keys?: string;
   threatProtectionTeams?: string;
   rateLimit?: string;
+  rateLimitMode?: string;
+  rateLimitWindow?: string;
   maxConcurrency?: string;
   retryAfterHeader?: boolean;
   hostedRules?: boolean;
   faults?: string;
   latency?: string;
   timeScale?: string;
+  mediaPad?: string;
   seed?: string;
 }
 
@@ -42,6 +48,13 @@ export function sandboxOptionsFromFlags(flags: SandboxFlags): SandboxOptions {
   }
   if (flags.rateLimit !== undefined)
     options.rateLimitPerMinute = parsePositive('--rate-limit', flags.rateLimit);
+  if (flags.rateLimitMode !== undefined)
+    options.rateLimitMode = parseRateLimitMode(flags.rateLimitMode);
+  if (flags.rateLimitWindow !== undefined) {
+    const ms = parseCount('--rate-limit-window', flags.rateLimitWindow);
+    if (ms === 0) throw new UsageError('--rate-limit-window: expected a positive number of ms');
+    options.rateLimitWindowMs = ms;
+  }
   if (flags.maxConcurrency !== undefined) {
     options.maxConcurrency = parsePositive('--max-concurrency', flags.maxConcurrency);
   }
@@ -49,6 +62,8 @@ export function sandboxOptionsFromFlags(flags: SandboxFlags): SandboxOptions {
   if (flags.latency !== undefined) options.latency = parseLatency(flags.latency);
   if (flags.timeScale !== undefined)
     options.timeScale = parsePositive('--time-scale', flags.timeScale);
+  if (flags.mediaPad !== undefined)
+    options.mediaPadBytes = parseCount('--media-pad', flags.mediaPad);
   if (flags.seed !== undefined) options.seed = parseCount('--seed', flags.seed);
   return options;
 }
@@ -74,7 +89,17 @@ export function registerSandbox(program: Command, _ctx: CommandContext): void {
     )
     .option(
       '--rate-limit <n>',
-      'requests per minute per team (fixed one-minute windows); default none',
+      'requests per minute per team (per --rate-limit-window when given); default none',
+    )
+    .option(
+      '--rate-limit-mode <mode>',
+      'how requests are counted: fixed (windows aligned to the clock, as the hosted service), ' +
+        'sliding (any window of that length) or token-bucket (refilled evenly); default fixed',
+    )
+    .option(
+      '--rate-limit-window <ms>',
+      'the window the rate limit counts over, in ms; the 429 text names it (req/min for 60000)',
+      undefined,
     )
     .option('--max-concurrency <n>', 'requests in flight per team; one more gets 429; default none')
     .option(
@@ -100,21 +125,21 @@ export function registerSandbox(program: Command, _ctx: CommandContext): void {
       'multiply media URL lifetimes (0.001 makes 1 h last 3.6 s)',
       undefined,
     )
+    .option(
+      '--media-pad <bytes>',
+      'make every media file about this many bytes larger (still valid); default 0 (0.1-7 kB files)',
+    )
     .option('--seed <n>', 'seed of results and faults', undefined)
+    .addHelpText(
+      'after',
+      '\nExamples:\n  harvest sandbox                                          # on port 3002, no limits\n  harvest sandbox --rate-limit 100                         # 100 req/min in clock minutes, like the Hobby plan\n  harvest sandbox --rate-limit 100 --rate-limit-mode sliding\n  harvest sandbox --rate-limit 10 --rate-limit-window 2000 # 10 per 2 s (the 429 says req/2s)\n  curl -X POST localhost:3002/_sandbox/rate-limit -H content-type:application/json \\\n    -d \'{"perMinute":50,"keepCounts":true}\'                 # halve it mid-run',
+    )
     .action(async (flags: SandboxFlags) => {
       // Loaded here, not at startup: see demo.ts.
       const { startSandbox } = await import('../../sandbox/index.ts');
       const sandbox = await startSandbox(sandboxOptionsFromFlags(flags));
       console.log(`sandbox listening on ${sandbox.url}`);
       for (const key of sandbox.keys) console.log(`api key: ${key.key}`);
-      await new Promise<void>((resolve) => {
-        const stop = () => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          sandbox.close().then(resolve, resolve);
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await serveUntilStopped(() => sandbox.close());
     });
 }

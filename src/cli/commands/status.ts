@@ -6,9 +6,16 @@ import type { Settings } from '../../config.ts';
 import { HarvestError } from '../../errors.ts';
 import { createRedis } from '../../queue/connection.ts';
 import { harvestKeys, QUEUES } from '../../queue/names.ts';
+import { type WaitingRecords, waitingRecords } from '../../queue/store-sink.ts';
 import { pausedReason } from '../../run/runtime.ts';
-import { openStore, type RunStatusReport } from '../../store/index.ts';
+import {
+  FINISHED_RUN_STATUSES,
+  type NotificationRow,
+  openStore,
+  type RunStatusReport,
+} from '../../store/index.ts';
 import type { CommandContext } from '../context.ts';
+import { formatMediaSummary } from '../media-format.ts';
 import { positiveInt } from './run.ts';
 
 export function registerStatus(program: Command, ctx: CommandContext): void {
@@ -30,12 +37,17 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
           const runs = store.runs.list({ limit: opts.limit });
           if (opts.json) return print(JSON.stringify(runs, null, 2));
           if (runs.length === 0) return print(`no runs yet in ${settings.dbPath}`);
+          const { paused } = await queueState(settings);
+          const held = paused && KEY_CODES.has(paused.code) ? ' (paused: API key)' : '';
           for (const r of runs) {
             const c = store.tasks.counts(r.id);
+            const note = FINISHED_RUN_STATUSES.includes(r.status) ? '' : held;
             print(
-              `${r.id}  ${r.status.padEnd(9)} ${r.pipelineName}  ${c.done}/${c.total} done, ${c.failed} failed  ${new Date(r.createdAt).toISOString()}`,
+              `${r.id}  ${r.status.padEnd(11)} ${r.pipelineName}  ${c.done}/${c.total} done, ${c.failed} failed  ${new Date(r.createdAt).toISOString()}${r.trigger === 'schedule' ? '  (scheduled)' : ''}${note}`,
             );
           }
+          if (held)
+            print(`search queue paused for the API key: ${paused?.code}: ${paused?.reason}`);
           return;
         }
         const report = store.runStatus(runId);
@@ -43,10 +55,16 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
           throw new HarvestError('RUN_NOT_FOUND', `no run ${runId} in ${settings.dbPath}`, {
             exitCode: 2,
           });
-        const paused = await queuePaused(settings);
-        if (opts.json)
-          return print(JSON.stringify({ ...report, queuePaused: paused ?? null }, null, 2));
-        print(formatReport(report, paused));
+        const queue = await queueState(settings);
+        if (opts.json) {
+          const json = {
+            ...report,
+            queuePaused: queue.paused ?? null,
+            waitingRecords: queue.waiting ?? null,
+          };
+          return print(JSON.stringify(json, null, 2));
+        }
+        print(formatReport(report, queue));
       } finally {
         store.close();
       }
@@ -57,32 +75,61 @@ function print(text: string): void {
   process.stdout.write(`${text}\n`);
 }
 
-/** The queue's pause reason, or undefined when Redis is not reachable or nothing is paused. */
-async function queuePaused(settings: Settings) {
+/** What Redis says beside SQLite: the queue's pause, and records waiting for the database. */
+interface QueueState {
+  paused: { code: string; reason: string } | undefined;
+  waiting: WaitingRecords | undefined;
+}
+
+/** Reads the queue state; parts Redis cannot give (it is not reachable) stay undefined. */
+async function queueState(settings: Settings): Promise<QueueState> {
   const redis = createRedis(settings.redisUrl, 'client');
   redis.on('error', () => {});
-  const searchQueue = new Queue(QUEUES.search, { connection: redis, prefix: settings.queuePrefix });
+  const connection = { connection: redis, prefix: settings.queuePrefix };
+  const searchQueue = new Queue(QUEUES.search, connection);
+  const storeQueue = new Queue(QUEUES.store, connection);
   try {
-    return await pausedReason({ redis, searchQueue, keys: harvestKeys(settings.queuePrefix) });
+    return {
+      paused: await pausedReason({ redis, searchQueue, keys: harvestKeys(settings.queuePrefix) }),
+      waiting: await waitingRecords(storeQueue),
+    };
   } catch {
-    return undefined;
+    return { paused: undefined, waiting: undefined };
   } finally {
     await searchQueue.close().catch(() => {});
+    await storeQueue.close().catch(() => {});
     redis.disconnect();
   }
 }
 
-export function formatReport(
-  r: RunStatusReport,
-  paused: { code: string; reason: string } | undefined,
-): string {
+function formatNotification(n: NotificationRow): string {
+  const tries = `${n.attempts} attempt${n.attempts === 1 ? '' : 's'}`;
+  if (n.state === 'delivered') return `delivered to ${n.url} (${tries})`;
+  if (n.state === 'failed') return `FAILED to ${n.url} after ${tries}: ${n.lastError ?? ''}`;
+  return n.attempts === 0
+    ? `${n.url}, once the run has finished`
+    : `${n.url}: retrying (${tries}; last: ${n.lastError ?? ''})`;
+}
+
+/** Pause codes that belong to the API key rather than to one run. */
+const KEY_CODES = new Set(['UNAUTHORIZED', 'PAYMENT_REQUIRED']);
+
+export function formatReport(r: RunStatusReport, queue: QueueState, nowMs = Date.now()): string {
   const t = r.tasks;
   const lines = [
     `run ${r.run.id} (${r.run.pipelineName}): ${r.run.status}`,
     `  tasks    ${t.total}: done ${t.done}, failed ${t.failed}, retrying ${t.retrying}, queued ${t.queued}, running ${t.running}`,
-    `  calls    ${r.calls.calls}, credits used ${r.calls.creditsUsed}${r.run.maxCredits === null ? '' : ` of ${r.run.maxCredits}`}${r.calls.unknownCostCalls ? ` (+${r.calls.unknownCostCalls} calls of unknown cost)` : ''}`,
-    `  results  ${r.results} (${r.newUrls} URLs seen for the first time)`,
   ];
+  const failed = Object.entries(r.errors.failedTasksByCode);
+  if (failed.length > 0) {
+    lines.push(`  failed   ${failed.map(([code, n]) => `${code} ${n}`).join(', ')}`);
+  }
+  lines.push(
+    `  calls    ${r.calls.calls}, credits used ${r.calls.creditsUsed}${r.run.maxCredits === null ? '' : ` of ${r.run.maxCredits}`}${r.calls.unknownCostCalls ? ` (+${r.calls.unknownCostCalls} calls of unknown cost)` : ''}`,
+    `  results  ${r.results}, ${r.newUrls} new to the pipeline (URLs it saw first in this run)`,
+    ...(r.media ? [`  media    ${formatMediaSummary(r.media, nowMs)}`] : []),
+  );
+  if (r.notification) lines.push(`  notify   ${formatNotification(r.notification)}`);
   const byCode = Object.entries(r.errors.callsByCode);
   if (byCode.length > 0) {
     lines.push(`  errors   ${byCode.map(([code, n]) => `${code} ${n}`).join(', ')}`);
@@ -92,10 +139,25 @@ export function formatReport(
       `    ${e.outcome}${e.status ? ` ${e.status}` : ''} on ${e.taskKey} (attempt ${e.attempt}): ${e.errorMessage ?? ''}`,
     );
   }
+  if (queue.waiting && queue.waiting.jobs > 0) {
+    const events = queue.waiting.events === null ? '' : ` (${queue.waiting.events} records)`;
+    const stuck =
+      queue.waiting.failedJobs > 0
+        ? `, ${queue.waiting.failedJobs} failed for good (retried when a store worker starts or a run resumes)`
+        : '';
+    lines.push(
+      `  waiting  ${queue.waiting.jobs} batches of records for the database${events}${stuck}`,
+    );
+  }
+  const unfinished = !FINISHED_RUN_STATUSES.includes(r.run.status);
   const reason =
-    paused ?? (r.run.pausedReason ? { code: 'PAUSED', reason: r.run.pausedReason } : undefined);
+    (unfinished ? queue.paused : undefined) ??
+    (r.run.pausedReason ? { code: 'PAUSED', reason: r.run.pausedReason } : undefined);
   if (reason) {
-    lines.push(`  PAUSED   ${reason.code}: ${reason.reason}`);
+    const whose = KEY_CODES.has(reason.code) ? ' (the API key: every unfinished run waits)' : '';
+    lines.push(`  PAUSED   ${reason.code}${whose}: ${reason.reason}`);
+    lines.push(`  resume   harvest run --resume ${r.run.id} --wait`);
+  } else if (r.run.status === 'interrupted' || r.run.status === 'cancelled') {
     lines.push(`  resume   harvest run --resume ${r.run.id} --wait`);
   }
   return lines.join('\n');

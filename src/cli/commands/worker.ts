@@ -2,19 +2,28 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { createLogger } from '../../log.ts';
 import { assertRedisReachable } from '../../queue/connection.ts';
-import type { Role } from '../../queue/pool.ts';
-import { closeOnSignals, startLocalPool } from '../../run/local.ts';
 import { openStore } from '../../store/index.ts';
+import { startLocalPool } from '../../worker/local.ts';
+import { ROLE_HELP, ROLES, type Role } from '../../worker/role-names.ts';
 import type { CommandContext } from '../context.ts';
+import { onStopSignals } from '../signals.ts';
 import { positiveInt } from './run.ts';
-
-const ROLES: readonly Role[] = ['search', 'store'];
 
 interface WorkerOptions {
   roles: Role[];
   concurrency: number;
   lockDuration: number;
   stalledInterval: number;
+  metricsPort?: number;
+  metricsHost: string;
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) {
+    throw new InvalidArgumentError('expected a port number, 0..65535 (0 picks a free one)');
+  }
+  return n;
 }
 
 function parseRoles(value: string): Role[] {
@@ -33,7 +42,7 @@ export function registerWorker(program: Command, ctx: CommandContext): void {
     .description('Run a worker pool until SIGINT/SIGTERM (in-flight calls finish first).')
     .option(
       '--roles <roles>',
-      'comma-separated: search (calls the API, any host), store (writes SQLite, the database host)',
+      `comma-separated: ${ROLES.map((r) => `${r} (${ROLE_HELP[r]})`).join(', ')}`,
       parseRoles,
       [...ROLES],
     )
@@ -50,28 +59,64 @@ export function registerWorker(program: Command, ctx: CommandContext): void {
       positiveInt,
       15_000,
     )
+    .option('--metrics-port <port>', 'serve Prometheus metrics on http://HOST:PORT/metrics', port)
+    .option('--metrics-host <host>', 'address the metrics listen on', '127.0.0.1')
     .addHelpText(
       'after',
-      '\nExamples:\n  harvest worker                                # both roles, on the host that owns the database\n  harvest worker --roles search -c 32           # extra search capacity on another host',
+      `
+Examples:
+  harvest worker                                # every role, on the host that owns the database
+  harvest worker --roles search -c 32           # extra search capacity on another host
+  harvest worker --metrics-port 9464            # and Prometheus metrics on 127.0.0.1:9464/metrics
+  HARVEST_MEDIA_CONCURRENCY=32 harvest worker --roles media   # more media downloads`,
     )
     .action(async (opts: WorkerOptions) => {
       const settings = ctx.settings();
-      const logger = createLogger({ level: settings.logLevel ?? 'info' });
+      const logger = createLogger({
+        level: settings.logLevel ?? 'info',
+        format: settings.logFormat,
+      });
       await assertRedisReachable(settings.redisUrl);
-      const store = opts.roles.includes('store') ? openStore(settings.dbPath) : undefined;
+      const onDatabaseHost = opts.roles.some((r) => r === 'store' || r === 'runs' || r === 'media');
+      const store = onDatabaseHost ? openStore(settings.dbPath) : undefined;
+      const metrics =
+        opts.metricsPort === undefined
+          ? undefined
+          : await (await import('../../metrics/index.ts')).startWorkerMetrics(settings, {
+              host: opts.metricsHost,
+              port: opts.metricsPort,
+              store,
+              logger,
+            });
+      if (metrics) logger.info({ url: metrics.url }, 'serving metrics');
       const pool = await startLocalPool(settings, {
         roles: opts.roles,
         concurrency: opts.concurrency,
         lockDurationMs: opts.lockDuration,
         stalledIntervalMs: opts.stalledInterval,
-        ...(store ? { store } : {}),
+        store,
+        metrics: metrics?.pool,
         logger,
       });
       logger.info(
         { roles: opts.roles, concurrency: opts.concurrency, workerId: pool.workerId },
         'worker started',
       );
-      await new Promise<void>((resolve) => closeOnSignals(pool, logger, resolve));
+      await new Promise<void>((resolve) =>
+        onStopSignals({
+          first: async (signal) => {
+            logger.info({ signal }, 'finishing calls in flight, then stopping (again to force)');
+            await pool.close();
+            resolve();
+          },
+          second: async (signal) => {
+            logger.warn({ signal }, 'second signal: stopping now');
+            await pool.forceClose(`stopped by ${signal} before the answer arrived`);
+            process.exit(4);
+          },
+        }),
+      );
+      await metrics?.close();
       store?.close();
       logger.info('worker stopped');
     });

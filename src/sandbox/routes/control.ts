@@ -1,11 +1,13 @@
 /**
  * Runtime control over HTTP, for tests driving a client in another process:
  * GET /_sandbox/ledger, POST /_sandbox/ledger/reset, POST /_sandbox/faults,
- * POST /_sandbox/latency, POST /_sandbox/rate-limit, POST /_sandbox/credits.
+ * POST /_sandbox/latency, POST /_sandbox/rate-limit, POST /_sandbox/credits,
+ * POST /_sandbox/media-faults.
  * No authentication: the sandbox is a local test server.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
+import { RATE_LIMIT_MODES } from '../rate-limit.ts';
 import type { SandboxState } from '../state.ts';
 
 const probability = z.number().min(0).max(1).optional();
@@ -23,9 +25,17 @@ const LatencyBody = z.strictObject({
 const RateLimitBody = z.strictObject({
   perMinute: z.int().positive().nullable().optional(),
   maxConcurrency: z.int().positive().nullable().optional(),
+  mode: z.enum(RATE_LIMIT_MODES).optional(),
+  windowMs: z.int().positive().optional(),
+  keepCounts: z.boolean().optional(),
   retryAfterHeader: z.boolean().optional(),
 });
 const CreditsBody = z.strictObject({ key: z.string(), credits: z.int().nonnegative() });
+const MediaFaultsBody = z.strictObject({
+  tamper: probability,
+  error503: probability,
+  bytesPerSecond: z.number().positive().nullable().optional(),
+});
 
 function bad(reply: FastifyReply, message: string) {
   return reply.code(400).send({ success: false, error: message });
@@ -63,6 +73,12 @@ export function controlRoutes(app: FastifyInstance, state: SandboxState): void {
     const body = RateLimitBody.safeParse(request.body ?? {});
     if (!body.success) return bad(reply, z.prettifyError(body.error));
     control.setRateLimit(body.data);
+    return ok;
+  });
+  app.post('/_sandbox/media-faults', async (request, reply) => {
+    const body = MediaFaultsBody.safeParse(request.body ?? {});
+    if (!body.success) return bad(reply, z.prettifyError(body.error));
+    control.setMediaFaults(body.data);
     return ok;
   });
   app.post('/_sandbox/credits', async (request, reply) => {

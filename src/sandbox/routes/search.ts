@@ -83,12 +83,12 @@ function answer(
 ): FastifyReply {
   const generated = state.engine.generate(fit.request);
   const nowMs = state.options.now();
-  const data = answerDataJson(
-    generated,
-    state.signer,
-    () => `${request.protocol}://${request.host}`,
+  const data = answerDataJson(generated, {
+    signer: state.signer,
+    baseUrl: () => `${request.protocol}://${request.host}`,
     nowMs,
-  );
+    tamperShare: state.mediaFaults.tamper,
+  });
   const warning =
     fit.loweredFrom === undefined
       ? ''

@@ -9,6 +9,7 @@ import {
   NotFoundError,
   PaymentRequiredError,
   RateLimitedError,
+  ResponseTooLargeError,
   ServerError,
   TimeoutError,
   UnauthorizedError,
@@ -186,7 +187,7 @@ describe('classifyTransportError', () => {
     [new Error('no code at all'), NetworkError],
     ['a string', NetworkError],
     [withCode('HPE_INVALID_CONSTANT'), BadResponseError],
-    [withCode('UND_ERR_RES_EXCEEDED_MAX_SIZE'), BadResponseError],
+    [withCode('UND_ERR_RES_EXCEEDED_MAX_SIZE'), ResponseTooLargeError],
     [withCode('UND_ERR_INVALID_ARG'), BadRequestError],
   ] as const)('%o -> %o', (thrown, cls) => {
     const error = classifyTransportError(thrown, { operation: 'POST /v2/search', durationMs: 3 });
@@ -195,6 +196,15 @@ describe('classifyTransportError', () => {
     expect(error.durationMs).toBe(3);
     expect(error.cause).toBe(thrown);
     expect(error.message.startsWith('POST /v2/search: ')).toBe(true);
+  });
+
+  it('marks failures before the request left this host as not sent (they cost nothing)', () => {
+    for (const code of ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']) {
+      expect(classifyTransportError(withCode(code)).notSent).toBe(true);
+    }
+    for (const code of ['ECONNRESET', 'UND_ERR_SOCKET', 'UND_ERR_HEADERS_TIMEOUT']) {
+      expect(classifyTransportError(withCode(code)).notSent).toBe(false);
+    }
   });
 
   it('names the failure and the code', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatProgressLine } from '../../../src/cli/progress.ts';
+import { formatProgressLine, formatSummary } from '../../../src/cli/progress.ts';
 import type { Progress } from '../../../src/run/wait.ts';
 
 const progress = (over: Partial<Progress> = {}): Progress => ({
@@ -27,5 +27,15 @@ describe('formatProgressLine', () => {
 
   it('shows no rate until one is known, rather than 0/s', () => {
     expect(formatProgressLine(progress({ ratePerSec: null, etaSec: null }))).toMatch(/, -\/s$/);
+  });
+});
+
+describe('formatSummary', () => {
+  it('says how many results are new to the pipeline once the run has ended', () => {
+    const ended = progress({ status: 'completed', done: 100, failed: 0, newUrls: 37 });
+    expect(formatSummary(ended, '/data/harvest.db')).toContain(
+      '  new     37 results new to the pipeline',
+    );
+    expect(formatSummary(progress(), '/data/harvest.db')).not.toContain('new to the pipeline');
   });
 });

@@ -3,7 +3,9 @@ import {
   ActiveCrawlsResponseV1Schema,
   ActiveCrawlsResponseV2Schema,
   type ActiveCrawlV1,
+  echoesV2ScrapeOptions,
   normaliseV1Crawl,
+  normaliseV1CrawlOptions,
   ParamsPreviewRequestSchema,
   ParamsPreviewResponseSchema,
 } from '../../../src/contract/index.ts';
@@ -46,13 +48,18 @@ describe('active crawls responses', () => {
   });
 });
 
+/** The v1 defaults that differ from v2, as every normalised v1 record states them. */
+const V1_DEFAULTS = { maxAge: 0, skipTlsVerification: false, timeout: 30_000, proxy: 'basic' };
+
 describe('normaliseV1Crawl', () => {
   it('maps parsePDF to parsers', () => {
     expect(normaliseV1Crawl(v1({ parsePDF: true })).options.scrapeOptions).toEqual({
       parsers: ['pdf'],
+      ...V1_DEFAULTS,
     });
     expect(normaliseV1Crawl(v1({ parsePDF: false })).options.scrapeOptions).toEqual({
       parsers: [],
+      ...V1_DEFAULTS,
     });
   });
 
@@ -63,18 +70,19 @@ describe('normaliseV1Crawl', () => {
     });
     expect(normaliseV1Crawl(record).options.scrapeOptions).toEqual({
       formats: ['markdown', { type: 'json', schema: { type: 'object' }, prompt: 'p' }],
+      ...V1_DEFAULTS,
     });
     expect(
       normaliseV1Crawl(v1({ formats: ['json'], jsonOptions: { prompt: 'p' } })).options
         .scrapeOptions,
-    ).toEqual({ formats: [{ type: 'json', prompt: 'p' }] });
+    ).toEqual({ formats: [{ type: 'json', prompt: 'p' }], ...V1_DEFAULTS });
   });
 
   it('appends a json format when only jsonOptions is present', () => {
     expect(
       normaliseV1Crawl(v1({ formats: ['markdown'], jsonOptions: { prompt: 'p' } })).options
         .scrapeOptions,
-    ).toEqual({ formats: ['markdown', { type: 'json', prompt: 'p' }] });
+    ).toEqual({ formats: ['markdown', { type: 'json', prompt: 'p' }], ...V1_DEFAULTS });
   });
 
   it('maps changeTrackingOptions and screenshot@fullPage', () => {
@@ -89,7 +97,48 @@ describe('normaliseV1Crawl', () => {
         { type: 'screenshot', fullPage: true },
         'screenshot',
       ],
+      ...V1_DEFAULTS,
     });
+  });
+
+  it('appends a changeTracking format when only changeTrackingOptions is present', () => {
+    const record = v1({
+      formats: ['markdown'],
+      changeTrackingOptions: { modes: ['json'], schema: { type: 'object' }, prompt: 'p', tag: 't' },
+    });
+    expect(normaliseV1Crawl(record).options.scrapeOptions?.formats).toEqual([
+      'markdown',
+      {
+        type: 'changeTracking',
+        modes: ['json'],
+        schema: { type: 'object' },
+        prompt: 'p',
+        tag: 't',
+      },
+    ]);
+  });
+
+  it('states the v1 defaults that differ from v2, keeping the values the record sent', () => {
+    expect(normaliseV1Crawl(v1({ formats: ['markdown'] })).options.scrapeOptions).toEqual({
+      formats: ['markdown'],
+      ...V1_DEFAULTS,
+    });
+    expect(
+      normaliseV1Crawl(v1({ maxAge: 3_600_000, timeout: 45_000, proxy: 'stealth' })).options
+        .scrapeOptions,
+    ).toEqual({ ...V1_DEFAULTS, maxAge: 3_600_000, timeout: 45_000, proxy: 'stealth' });
+  });
+
+  it('adds no v1 defaults to options already wholly in v2 names', () => {
+    const v2Names = { formats: [{ type: 'markdown' }], parsers: ['pdf'], onlyMainContent: true };
+    expect(normaliseV1Crawl(v1(v2Names)).options.scrapeOptions).toEqual(v2Names);
+    expect(echoesV2ScrapeOptions(v2Names)).toBe(true);
+    expect(echoesV2ScrapeOptions({ lockdown: false })).toBe(true);
+    // a v1-only name makes the options v1, whatever else they carry
+    expect(echoesV2ScrapeOptions({ parsers: ['pdf'], parsePDF: true })).toBe(false);
+    expect(echoesV2ScrapeOptions({ formats: [{ type: 'markdown' }, 'extract'] })).toBe(false);
+    // nothing that tells them apart: they came from the v1 listing, so they are v1
+    expect(echoesV2ScrapeOptions({ formats: ['markdown'], onlyMainContent: true })).toBe(false);
   });
 
   it('keeps fields that are already in v2 names, and everything else', () => {
@@ -99,19 +148,43 @@ describe('normaliseV1Crawl', () => {
       formats: [{ type: 'json', prompt: 'x' }],
       jsonOptions: { prompt: 'ignored' },
       onlyMainContent: true,
-      timeout: 30_000,
-      proxy: 'basic',
+      timeout: 45_000,
+      proxy: 'enhanced',
     });
     const out = normaliseV1Crawl(record);
     expect(out.options.scrapeOptions).toEqual({
       parsers: [{ type: 'pdf', mode: 'fast' }],
       formats: [{ type: 'json', prompt: 'x' }],
       onlyMainContent: true,
-      timeout: 30_000,
-      proxy: 'basic',
+      timeout: 45_000,
+      proxy: 'enhanced',
+      maxAge: 0,
+      skipTlsVerification: false,
     });
     expect(out.options.limit).toBe(10);
     expect(out.created_at).toBe('2026-01-01T00:00:00Z');
+  });
+
+  it('maps v1 crawl options to their v2 names', () => {
+    const record: ActiveCrawlV1 = {
+      id: ID,
+      teamId: 't',
+      url: 'u',
+      options: { limit: 5, maxDepth: 3, ignoreSitemap: true, allowBackwardCrawling: true },
+    };
+    expect(normaliseV1Crawl(record).options).toEqual({
+      limit: 5,
+      maxDiscoveryDepth: 3,
+      sitemap: 'skip',
+      crawlEntireDomain: true,
+    });
+    expect(normaliseV1CrawlOptions({ ignoreSitemap: false, allowBackwardCrawling: false })).toEqual(
+      { sitemap: 'include', crawlEntireDomain: false },
+    );
+    // v2 names present win; a v1 value of an unexpected type stays under its own name
+    expect(
+      normaliseV1CrawlOptions({ maxDepth: 2, maxDiscoveryDepth: 7, ignoreSitemap: 'x' }),
+    ).toEqual({ maxDiscoveryDepth: 7, ignoreSitemap: 'x' });
   });
 
   it('does not mutate its input and handles a record without scrapeOptions', () => {

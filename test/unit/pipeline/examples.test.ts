@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pipelineSchemaText } from '../../../src/cli/commands/schema.ts';
-import { formatIssue, loadPipelineFile, plan } from '../../../src/pipeline/index.ts';
+import { formatIssue, loadPipelineFile, parsePipeline, plan } from '../../../src/pipeline/index.ts';
 
 const DIR = join(import.meta.dirname, '../../../pipelines');
 const files = (await readdir(DIR)).filter((name) => name.endsWith('.yaml')).sort();
@@ -59,5 +59,21 @@ describe('pipeline.schema.json', () => {
   it('is in sync with the zod schema (run `npm run schema` after changing it)', async () => {
     const committed = await readFile(join(DIR, 'pipeline.schema.json'), 'utf8');
     expect(committed).toBe(pipelineSchemaText());
+  });
+});
+
+describe('pipelines in the documentation', () => {
+  const docs = ['README.md', 'docs/pipelines.md'];
+  it.each(docs)('%s: every pipeline block validates', async (name) => {
+    const text = await readFile(join(import.meta.dirname, '../../..', name), 'utf8');
+    const blocks = [...text.matchAll(/```yaml\n([\s\S]*?)```/g)]
+      .map((m) => m[1]!)
+      .filter((block) => /^searches:/m.test(block));
+    expect(blocks.length).toBeGreaterThan(0);
+    for (const block of blocks) {
+      const result = parsePipeline(block, name);
+      if (!result.ok) throw new Error(result.issues.map(formatIssue).join('\n'));
+      if (name === 'README.md') expect(result.warnings.map(formatIssue)).toEqual([]);
+    }
   });
 });

@@ -262,6 +262,45 @@ describe('rules', () => {
     `);
     expect(result.warnings.every((w) => w.severity === 'warning')).toBe(true);
   });
+
+  it('action screenshots and PDFs are media too: media.actions saves them', () => {
+    const text = yaml([
+      'name: x',
+      'searches:',
+      '  - query: a',
+      '    scrapeOptions: {formats: [markdown], actions: [{type: wait, milliseconds: 5}, {type: pdf}]}',
+    ]);
+    expect(messages(text)).toMatchInlineSnapshot(`
+      [
+        "p.yaml:4:83 searches[0].scrapeOptions.actions[1]: warning: the screenshots and PDFs of actions are signed URLs that expire and will not be saved; set media.actions: true to keep them",
+      ]
+    `);
+    const saved = yaml([
+      'name: x',
+      'searches:',
+      '  - query: a',
+      '    scrapeOptions: {formats: [markdown], actions: [{type: screenshot}]}',
+      'media: {actions: true}',
+    ]);
+    expect(messages(saved)).toEqual([]);
+    const unused = yaml(['name: x', 'searches:', '  - query: a', 'media: {actions: true}']);
+    expect(messages(unused)).toMatchInlineSnapshot(`
+      [
+        "p.yaml:4:18 media.actions: warning: no search runs a screenshot or pdf action, so there are no action outputs to save",
+      ]
+    `);
+  });
+
+  it('media.dir stays inside the data directory', () => {
+    for (const dir of ['../out', '/var/media', 'a/../../b', '.', 'C:/media']) {
+      const text = yaml(['name: x', 'searches:', '  - query: a', `media: {dir: "${dir}"}`]);
+      expect(messages(text), dir).toEqual([
+        'p.yaml:4:14 media.dir: media.dir must be a folder inside the data directory: relative, without ".."',
+      ]);
+    }
+    const fine = yaml(['name: x', 'searches:', '  - query: a', 'media: {dir: media/capture}']);
+    expect(messages(fine)).toEqual([]);
+  });
 });
 
 describe('matrix and placeholders', () => {

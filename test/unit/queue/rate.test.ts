@@ -3,30 +3,12 @@ import {
   DECREASE_FACTOR,
   HEADROOM,
   INITIAL_RATE_STATE,
-  limitFromMessage,
   MIN_RATE_PER_SEC,
   onLimited,
   onQuiet,
   QUIET_AFTER_DECREASE_MS,
   startingState,
-  toLimiter,
 } from '../../../src/queue/rate.ts';
-
-const HOSTED_429 =
-  'Rate limit exceeded. Consumed (req/min): 101, Remaining (req/min): 0. Upgrade your plan at https://firecrawl.dev/pricing for increased rate limits or please retry after 27s, resets at Sun Nov 22 2026 10:15:00 GMT+0000 (Coordinated Universal Time)';
-
-describe('limitFromMessage', () => {
-  it('reads the plan limit from the hosted 429 text (the rejected request is counted)', () => {
-    expect(limitFromMessage(HOSTED_429)).toBe(100);
-  });
-  it('adds what remains when something remains (a concurrency 429)', () => {
-    expect(limitFromMessage('Consumed (req/min): 40, Remaining (req/min): 60.')).toBe(100);
-  });
-  it('is undefined without the counts', () => {
-    expect(limitFromMessage('Rate limit exceeded, retry later')).toBeUndefined();
-    expect(limitFromMessage('Consumed (req/min): 1, Remaining (req/min): 0')).toBeUndefined();
-  });
-});
 
 describe('startingState', () => {
   it('is unbounded without a known limit', () => {
@@ -92,15 +74,5 @@ describe('onQuiet', () => {
   });
   it('leaves an unbounded state alone', () => {
     expect(onQuiet(INITIAL_RATE_STATE, 1e9)).toBe(INITIAL_RATE_STATE);
-  });
-});
-
-describe('toLimiter', () => {
-  it('counts per two-second window at ordinary rates', () => {
-    expect(toLimiter(19.4)).toEqual({ max: 38, durationMs: 2000 });
-    expect(toLimiter(0.5)).toEqual({ max: 1, durationMs: 2000 });
-  });
-  it('stretches the window below one request per two seconds', () => {
-    expect(toLimiter(0.2)).toEqual({ max: 1, durationMs: 5000 });
   });
 });

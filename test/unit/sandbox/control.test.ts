@@ -52,6 +52,12 @@ describe('ledger and control', () => {
     });
     await post('/_sandbox/ledger/reset', {});
     expect(sandbox.sandbox.ledger().teams.sandbox?.calls).toEqual({});
+    expect((await post('/_sandbox/media-faults', { error503: 1 })).statusCode).toBe(200);
+    const media = await sandbox.inject({ method: 'GET', url: '/media/x.png' });
+    expect(media.statusCode).toBe(503);
+    expect((await post('/_sandbox/media-faults', { tamper: -1 })).statusCode).toBe(400);
+    expect((await post('/_sandbox/media-faults', {})).statusCode).toBe(200);
+    expect((await sandbox.inject({ method: 'GET', url: '/media/x.png' })).statusCode).toBe(404);
     await sandbox.close();
   });
 

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { inflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { createMediaSigner, scaledLifetimeS } from '../../../src/sandbox/media.ts';
@@ -96,11 +97,82 @@ describe('media signing', () => {
     expect(tampered.body).toMatch(/<Code>SignatureDoesNotMatch<\/Code>/);
 
     const ledger = sandbox.sandbox.ledger().media;
+    const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+    const file = (url: string) => new URL(url).pathname.slice('/media/'.length);
     expect(ledger).toEqual({
       requests: 7,
       withAuthorization: 1,
       calls: { '200': 5, '400': 1, '403': 1 },
+      served: {
+        [file(doc.screenshot)]: sha(png.rawPayload),
+        [file(doc.audio)]: sha(mp3.rawPayload),
+        [file(doc.video)]: sha(mp4.rawPayload),
+      },
     });
+    await sandbox.close();
+  });
+
+  it('signs the screenshots and PDFs of actions into `actions` of each scraped result', async () => {
+    const sandbox = app({ now: () => T0 });
+    let web: Array<{ url: string; actions?: { screenshots: string[]; pdfs: string[] } }> = [];
+    for (let i = 0; i < 10 && !web.some((d) => d.actions); i++) {
+      const res = await search(sandbox, {
+        query: `actions ${i}`,
+        scrapeOptions: {
+          formats: ['markdown'],
+          actions: [
+            { type: 'screenshot' },
+            { type: 'wait', milliseconds: 5 },
+            { type: 'pdf' },
+            { type: 'screenshot', fullPage: true },
+          ],
+        },
+      });
+      web = res.json().data.web ?? [];
+    }
+    const doc = web.find((d) => d.actions)!;
+    expect(doc.actions!.screenshots).toHaveLength(2);
+    expect(doc.actions!.pdfs).toHaveLength(1);
+    const pdfUrl = new URL(doc.actions!.pdfs[0]!);
+    expect(pdfUrl.searchParams.get('X-Goog-Expires')).toBe('3600');
+    const pdf = await sandbox.inject({ method: 'GET', url: pdfUrl.pathname + pdfUrl.search });
+    expect(pdf.statusCode).toBe(200);
+    expect(pdf.headers['content-type']).toBe('application/pdf');
+    expect(pdf.rawPayload.subarray(0, 5).toString()).toBe('%PDF-');
+    const shots = doc.actions!.screenshots.map((u) => new URL(u).pathname);
+    expect(new Set(shots).size).toBe(2);
+    await sandbox.close();
+  });
+
+  it('media faults: tampered signatures (stable per file), 503 answers, slow bodies', async () => {
+    const sandbox = app({ now: () => T0, mediaFaults: { tamper: 1 } });
+    const first = await search(sandbox, {
+      query: 'tamper me',
+      scrapeOptions: { formats: ['audio'] },
+    });
+    const doc = (first.json().data.web as Array<{ audio?: string }>).find((d) => d.audio)!;
+    const get = (url: string) => {
+      const u = new URL(url);
+      return sandbox.inject({ method: 'GET', url: u.pathname + u.search });
+    };
+    const tampered = await get(doc.audio!);
+    expect(tampered.statusCode).toBe(403);
+    expect(tampered.body).toMatch(/SignatureDoesNotMatch/);
+
+    sandbox.sandbox.control.setMediaFaults({ error503: 1 });
+    expect((await get(doc.audio!)).statusCode).toBe(503);
+    sandbox.sandbox.control.setMediaFaults({ bytesPerSecond: 20_000 });
+    const again = await search(sandbox, {
+      query: 'tamper me',
+      scrapeOptions: { formats: ['audio'] },
+    });
+    const fresh = (again.json().data.web as Array<{ audio?: string }>).find((d) => d.audio)!;
+    const started = Date.now();
+    const slow = await get(fresh.audio!);
+    expect(slow.statusCode).toBe(200);
+    expect(slow.rawPayload.length).toBeGreaterThan(3000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(100);
+    expect(() => sandbox.sandbox.control.setMediaFaults({ tamper: 2 })).toThrow(/0..1/);
     await sandbox.close();
   });
 });
@@ -136,5 +208,44 @@ describe('media bytes', () => {
     expect(o).toBe(mp4.length);
     expect(boxes).toEqual(['ftyp', 'moov', 'free']);
     expect(mediaBytes('video', 'abd')).not.toEqual(mp4);
+  });
+
+  it('PDF has a cross-reference table pointing at its objects', () => {
+    const pdf = mediaBytes('pdf', 'abc').toString('latin1');
+    expect(pdf.startsWith('%PDF-1.4\n')).toBe(true);
+    const xref = Number(/startxref\n(\d+)\n%%EOF\n$/.exec(pdf)?.[1]);
+    expect(pdf.slice(xref, xref + 4)).toBe('xref');
+    const offsets = [...pdf.slice(xref).matchAll(/^(\d{10}) 00000 n $/gm)].map((m) => Number(m[1]));
+    expect(offsets).toHaveLength(5);
+    expect(offsets.map((o) => pdf.slice(o, o + 8))).toEqual(
+      [1, 2, 3, 4, 5].map((n) => `${n} 0 obj\n`),
+    );
+  });
+
+  it('padded files stay valid and grow by about the padding', () => {
+    const pad = 10_000;
+    const png = mediaBytes('screenshot', 'abc', pad);
+    const types: string[] = [];
+    for (let o = 8; o < png.length; ) {
+      const len = png.readUInt32BE(o);
+      types.push(png.subarray(o + 4, o + 8).toString('ascii'));
+      expect(png.readUInt32BE(o + 8 + len)).toBe(crc32(png.subarray(o + 4, o + 8 + len)));
+      o += 12 + len;
+    }
+    expect(types).toEqual(['IHDR', 'IDAT', 'hvPd', 'IEND']);
+    const mp3 = mediaBytes('audio', 'abc', pad);
+    expect(mp3.length % 417).toBe(0);
+    expect(mp3.length - mediaBytes('audio', 'abc').length).toBeGreaterThanOrEqual(pad);
+    const mp4 = mediaBytes('video', 'abc', pad);
+    let o = 0;
+    while (o < mp4.length) o += mp4.readUInt32BE(o);
+    expect(o).toBe(mp4.length);
+    const pdf = mediaBytes('pdf', 'abc', pad).toString('latin1');
+    const xref = Number(/startxref\n(\d+)\n%%EOF\n$/.exec(pdf)?.[1]);
+    expect(pdf.slice(xref, xref + 4)).toBe('xref');
+    expect(pdf.length).toBeGreaterThan(pad);
+    for (const kind of ['screenshot', 'audio', 'video', 'pdf'] as const) {
+      expect(mediaBytes(kind, 'abc', pad).length).toBeGreaterThan(pad);
+    }
   });
 });

@@ -38,4 +38,26 @@ describe('flag parsing', () => {
     expect(o.timeScale).toBe(1);
     expect(o.rateLimitPerMinute).toBeUndefined();
   });
+
+  it('rate limit mode and window', () => {
+    const flags = { port: '0', host: '127.0.0.1', rateLimit: '10' };
+    expect(resolveOptions(sandboxOptionsFromFlags(flags))).toMatchObject({
+      rateLimitPerMinute: 10,
+      rateLimitMode: 'fixed',
+      rateLimitWindowMs: 60_000,
+    });
+    expect(
+      resolveOptions(
+        sandboxOptionsFromFlags({
+          ...flags,
+          rateLimitMode: 'token-bucket',
+          rateLimitWindow: '2000',
+        }),
+      ),
+    ).toMatchObject({ rateLimitMode: 'token-bucket', rateLimitWindowMs: 2000 });
+    expect(() => sandboxOptionsFromFlags({ ...flags, rateLimitMode: 'leaky' })).toThrow(
+      /expected one of fixed, sliding, token-bucket/,
+    );
+    expect(() => sandboxOptionsFromFlags({ ...flags, rateLimitWindow: '0' })).toThrow(UsageError);
+  });
 });

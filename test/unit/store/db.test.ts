@@ -3,6 +3,7 @@ import path from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openStore, SCHEMA_VERSION } from '../../../src/store/index.ts';
+import { MIGRATIONS } from '../../../src/store/migrations.ts';
 import { dumpTables, seedRun, useTempStores } from './helpers.ts';
 
 describe('openStore', () => {
@@ -22,10 +23,16 @@ describe('openStore', () => {
         .all();
       expect(tables).toEqual([
         'calls',
+        'media',
+        'notification_attempts',
+        'notifications',
         'pipelines',
         'results',
         'run_counts',
+        'run_estimates',
+        'run_media',
         'runs',
+        'schedule_ticks',
         'seen_urls',
         'tasks',
       ]);
@@ -97,6 +104,30 @@ describe('openStore', () => {
     expect(() => openStore(blank, { readonly: true })).toThrow(
       expect.objectContaining({ code: 'STORE_OUTDATED' }),
     );
+  });
+
+  it('rebuilds the runs table for the interrupted status without losing tasks or counts', () => {
+    const file = path.join(stores.dir(), 'v4.db');
+    const raw = new Sqlite(file);
+    raw.pragma('foreign_keys = ON');
+    for (const sql of MIGRATIONS.slice(0, 4)) raw.exec(sql);
+    raw.pragma('user_version = 4');
+    raw.exec(`INSERT INTO pipelines (id, name, hash, yaml_text, created_at) VALUES (1, 'p', 'h', 'y', 1);
+      INSERT INTO runs (id, pipeline_id, status, trigger, created_at) VALUES ('r1', 1, 'running', 'manual', 1);
+      INSERT INTO tasks (run_id, task_key, request_json, updated_at) VALUES ('r1', 'a', '{}', 1), ('r1', 'b', '{}', 1);`);
+    raw.close();
+
+    const store = openStore(file);
+    try {
+      expect(store.tasks.counts('r1')).toMatchObject({ total: 2, queued: 2 });
+      expect(store.runs.setStatus('r1', 'interrupted')).toBe(true);
+      expect(store.runs.get('r1')?.status).toBe('interrupted');
+      expect(() => store.tasks.insertMany('r2', [{ key: 'a', request: {} }])).toThrow(
+        /FOREIGN KEY/,
+      );
+    } finally {
+      store.close();
+    }
   });
 
   it('close is idempotent', () => {

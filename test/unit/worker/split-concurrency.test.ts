@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitConcurrency } from '../../../src/queue/pool.ts';
+import { splitConcurrency } from '../../../src/worker/pool.ts';
 
 describe('splitConcurrency', () => {
   it('splits into near-equal slices of at most max that add up to the whole', () => {

@@ -1,0 +1,41 @@
+/** Small flag parsers shared by commands (dates, lists, one-of choices). */
+import { InvalidArgumentError } from 'commander';
+
+const DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+
+/**
+ * `--since DATE`: `YYYY-MM-DD` (midnight UTC) or an ISO 8601 date-time (UTC unless it names an
+ * offset). Returns ms since the epoch.
+ */
+export function parseSince(value: string): number {
+  const text = value.trim();
+  if (!DATE.test(text)) {
+    throw new InvalidArgumentError(
+      'expected YYYY-MM-DD or an ISO 8601 date-time such as 2025-01-02T10:00:00Z',
+    );
+  }
+  const zoned = text.length > 10 && !/(Z|[+-]\d{2}:\d{2})$/.test(text) ? `${text}Z` : text;
+  const ms = Date.parse(zoned);
+  // Date.parse rolls 2025-02-30 over to March: the day must exist as written.
+  const day = Date.parse(text.slice(0, 10));
+  if (Number.isNaN(ms) || new Date(day).toISOString().slice(0, 10) !== text.slice(0, 10)) {
+    throw new InvalidArgumentError(`not a real date: ${value}`);
+  }
+  return ms;
+}
+
+/** `a,b,c` → ['a', 'b', 'c'] (blanks dropped). */
+export function parseList(value: string): string[] {
+  return value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/** A parser accepting one of `choices`. */
+export function oneOf<T extends string>(choices: readonly T[]): (value: string) => T {
+  return (value) => {
+    if ((choices as readonly string[]).includes(value)) return value as T;
+    throw new InvalidArgumentError(`expected one of ${choices.join(', ')}`);
+  };
+}

@@ -1,0 +1,220 @@
+/**
+ * What `harvest run` (and `harvest demo`) does, loaded only when it runs: check the settings,
+ * record and enqueue the run (or resume one), start local workers with --local, follow the run
+ * to its end, and handle Ctrl-C.
+ */
+import { createApiClient } from '../api/index.ts';
+import type { Settings } from '../config.ts';
+import { UsageError } from '../errors.ts';
+import { createLogger, type Logger } from '../log.ts';
+import { liftKeyPauseIfFixed } from '../run/key-pause.ts';
+import { openRuntime, type Runtime } from '../run/runtime.ts';
+import { type LoadedPipeline, loadValidPipeline, resumeRun, startRun } from '../run/start.ts';
+import { stopRun } from '../run/stop.ts';
+import { waitForRun } from '../run/wait.ts';
+import { startLocalPool } from '../worker/local.ts';
+import type { Pool } from '../worker/pool.ts';
+import { exitCodeFor, type RunOptions } from './commands/run.ts';
+import type { CommandContext } from './context.ts';
+import { createProgressView, formatSummary } from './progress.ts';
+import { onStopSignals, restoreTerminal } from './signals.ts';
+
+/** How long `run --wait` waits for a worker before it says none is taking jobs, in ms. */
+const NO_WORKER_NOTICE_MS = 10_000;
+
+export async function runCommand(
+  ctx: CommandContext,
+  file: string | undefined,
+  opts: RunOptions,
+): Promise<number> {
+  const settings = ctx.settings();
+  const logger = createLogger({ level: settings.logLevel ?? 'warn', format: settings.logFormat });
+  // A bad file or a missing key is reported before anything else is touched.
+  const loaded = file ? await loadValidPipeline(file) : undefined;
+  if (opts.local) requireApiKey(settings);
+  const runtime = await openRuntime(settings);
+  const session = new RunSession(runtime, settings, logger, opts);
+  try {
+    return await session.run(loaded);
+  } finally {
+    await session.close();
+  }
+}
+
+function requireApiKey(settings: Settings): void {
+  if (!settings.apiKey) {
+    throw new UsageError(
+      'HARVEST_API_KEY is not set: local workers need an API key (try `npm start` for the offline sandbox demo)',
+    );
+  }
+}
+
+/** One invocation of `harvest run`: the run, its local pool, and what Ctrl-C does to them. */
+class RunSession {
+  readonly #runtime: Runtime;
+  readonly #settings: Settings;
+  readonly #logger: Logger;
+  readonly #opts: RunOptions;
+  readonly #stopWaiting = new AbortController();
+  readonly #stopEnqueuing = new AbortController();
+  #runId: string | undefined;
+  #pool: Pool | undefined;
+  #interrupted = false;
+
+  constructor(runtime: Runtime, settings: Settings, logger: Logger, opts: RunOptions) {
+    this.#runtime = runtime;
+    this.#settings = settings;
+    this.#logger = logger;
+    this.#opts = opts;
+  }
+
+  async run(loaded: LoadedPipeline | undefined): Promise<number> {
+    await this.#liftKeyPause();
+    // Kept until the process ends: a second Ctrl-C that arrives while the run is being closed
+    // must still stop it at once rather than kill it by the signal's default action.
+    onStopSignals({
+      first: () => this.#interrupt(),
+      second: () => this.#forceStop(),
+    });
+    const { runId, concurrency } = await this.#startOrResume(loaded);
+    if (this.#opts.local) {
+      this.#pool = await startLocalPool(this.#settings, {
+        roles: ['search', 'store', 'media'],
+        concurrency: this.#opts.concurrency ?? concurrency,
+        store: this.#runtime.store,
+        logger: this.#logger,
+      });
+    }
+    if (!this.#opts.wait && !this.#opts.local) {
+      process.stdout.write(`${runId}\n`);
+      process.stderr.write(
+        `enqueued; start workers with \`harvest worker\`, follow with \`harvest status ${runId}\`\n`,
+      );
+      return 0;
+    }
+    return this.#follow(runId);
+  }
+
+  async close(): Promise<void> {
+    await this.#pool?.close();
+    await this.#runtime.close();
+  }
+
+  /** A pause for the API key is lifted when the key works again (see key-pause.ts). */
+  async #liftKeyPause(): Promise<void> {
+    const { apiKey, apiUrl } = this.#settings;
+    const client = apiKey ? createApiClient({ baseUrl: apiUrl, apiKey }) : undefined;
+    try {
+      const probe = await liftKeyPauseIfFixed(this.#runtime, client);
+      if (probe.kind === 'lifted') {
+        process.stderr.write(`the API key works again: the search queue is resumed\n`);
+      } else if (probe.kind === 'no-key') {
+        process.stderr.write(
+          `warning: the search queue is paused for the API key (${probe.pause.code}: ${probe.pause.reason}); ` +
+            'set HARVEST_API_KEY here so harvest can check it, or resume a run once it is fixed\n',
+        );
+      }
+    } finally {
+      await client?.close();
+    }
+  }
+
+  async #startOrResume(
+    loaded: LoadedPipeline | undefined,
+  ): Promise<{ runId: string; concurrency: number | undefined }> {
+    if (this.#opts.resume) {
+      const resumed = await resumeRun(this.#runtime, this.#opts.resume, {
+        logger: this.#logger,
+        retryFailed: this.#opts.retryFailed,
+      });
+      this.#runId = resumed.runId;
+      if (resumed.retried > 0)
+        process.stderr.write(`${resumed.retried} failed tasks enqueued again\n`);
+      if (resumed.redrivenStoreJobs > 0) {
+        process.stderr.write(
+          `${resumed.redrivenStoreJobs} batches of records waiting for the database were sent back to the store queue\n`,
+        );
+      }
+      return { runId: resumed.runId, concurrency: resumed.pipeline.run?.concurrency };
+    }
+    const started = await startRun(this.#runtime, loaded!, {
+      logger: this.#logger,
+      onRecorded: (runId) => {
+        this.#runId = runId;
+      },
+      signal: this.#stopEnqueuing.signal,
+    });
+    for (const w of started.warnings) process.stderr.write(`warning: ${w}\n`);
+    process.stderr.write(
+      `run ${started.runId}: ${started.taskCount} tasks, estimated ${started.estimate.min}..${started.estimate.max} credits\n`,
+    );
+    return { runId: started.runId, concurrency: started.pipeline.run?.concurrency };
+  }
+
+  async #follow(runId: string): Promise<number> {
+    const view = createProgressView();
+    this.#onForced = () => view.stop();
+    let noticed = false;
+    const final = await waitForRun(this.#runtime, runId, {
+      signal: this.#stopWaiting.signal,
+      noWorkerAfterMs: this.#opts.local ? undefined : NO_WORKER_NOTICE_MS,
+      // A local pool saves the run's media too: the run is done once its media is.
+      waitForMedia: this.#opts.local === true,
+      onProgress: (p) => {
+        view.update(p);
+        if (p.noWorker && !noticed) {
+          noticed = true;
+          process.stderr.write(
+            `\nno worker is taking search jobs: start one with \`harvest worker\` (the run waits in the queue)\n`,
+          );
+        }
+      },
+    });
+    view.stop();
+    if (this.#opts.json) process.stdout.write(`${JSON.stringify(final, null, 2)}\n`);
+    else process.stdout.write(`${formatSummary(final, this.#settings.dbPath)}\n`);
+    if (final.status === 'interrupted' || final.status === 'cancelled' || final.paused) {
+      process.stderr.write(
+        `resume with: harvest run --resume ${runId}${this.#opts.local ? ' --local' : ' --wait'}\n`,
+      );
+    } else if (this.#interrupted) {
+      process.stderr.write(
+        `the run goes on with the workers; follow it with \`harvest status ${runId}\`\n`,
+      );
+    }
+    return exitCodeFor(final);
+  }
+
+  #onForced: () => void = () => {};
+
+  /**
+   * First Ctrl-C. A local run is stopped (its queued jobs leave the queue, calls in flight
+   * finish and are recorded, it shows as interrupted); a run worked elsewhere goes on, and
+   * this command stops following it.
+   */
+  async #interrupt(): Promise<void> {
+    this.#interrupted = true;
+    this.#stopEnqueuing.abort();
+    if (this.#opts.local && this.#runId) {
+      process.stderr.write(
+        `\nstopping run ${this.#runId}: calls in flight finish and are recorded (Ctrl-C again to stop at once)\n`,
+      );
+      await stopRun(this.#runtime, this.#runId, 'interrupted').catch((error: unknown) =>
+        this.#logger.error({ err: error }, 'could not stop the run'),
+      );
+      await this.#pool?.close();
+    }
+    this.#stopWaiting.abort();
+  }
+
+  /** Second Ctrl-C: calls in flight are recorded as lost, and the process ends (exit 4). */
+  async #forceStop(): Promise<void> {
+    this.#onForced();
+    restoreTerminal();
+    process.stderr.write('\nstopping now: calls in flight are recorded as lost (cost unknown)\n');
+    await this.#pool
+      ?.forceClose('stopped by the user before the answer arrived; the cost is unknown')
+      .catch(() => {});
+    process.exit(4);
+  }
+}

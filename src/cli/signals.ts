@@ -1,0 +1,50 @@
+/**
+ * Ctrl-C and SIGTERM in two stages: the first asks for a graceful stop (calls in flight finish
+ * and are recorded), the second forces it. The terminal is always given back as it was (a
+ * progress bar hides the cursor and may turn off line wrap).
+ */
+
+/** Shows the cursor and turns line wrap back on, when stderr is a terminal. */
+export function restoreTerminal(stream: NodeJS.WriteStream = process.stderr): void {
+  if (stream.isTTY) stream.write('\u001b[?25h\u001b[?7h');
+}
+
+export interface TwoStageHandlers {
+  /** The first signal: stop gracefully. */
+  first(signal: NodeJS.Signals): void | Promise<void>;
+  /** The second signal: stop now; must end the process. */
+  second(signal: NodeJS.Signals): void | Promise<void>;
+}
+
+/** Installs the handlers on SIGINT and SIGTERM; returns their removal. */
+export function onStopSignals(handlers: TwoStageHandlers): () => void {
+  let signalled = false;
+  const handler = (signal: NodeJS.Signals) => {
+    const stage = signalled ? handlers.second : handlers.first;
+    signalled = true;
+    void Promise.resolve(stage(signal));
+  };
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+  };
+}
+
+/**
+ * For a command that serves until stopped (`sandbox`, `dashboard`): resolves once SIGINT or
+ * SIGTERM has come and `close` has finished; a second signal exits at once (130).
+ */
+export function serveUntilStopped(close: () => Promise<void>): Promise<void> {
+  return new Promise((resolve) => {
+    const remove = onStopSignals({
+      async first() {
+        await close().catch(() => {});
+        remove();
+        resolve();
+      },
+      second: () => process.exit(130),
+    });
+  });
+}

@@ -1,0 +1,84 @@
+/**
+ * Runs their user stopped: `cancelled` (`harvest cancel`) or `interrupted` (Ctrl-C of a local
+ * run). Their queued jobs are removed when they stop; a job of theirs that is redelivered or
+ * slipped through (a worker that had it in hand, a stalled job) is dropped when it starts, on
+ * every host. Only a resume takes a run off this list. Workers read the list once a second,
+ * so a stop takes at most that long to reach them; calls already in flight finish and are
+ * recorded.
+ */
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { searchJobId } from './names.ts';
+
+export type StopReason = 'cancelled' | 'interrupted';
+
+/** How often a pool reads the list, in ms. */
+export const STOPPED_RUNS_REFRESH_MS = 1000;
+
+export class StoppedRuns {
+  readonly #redis: Redis;
+  readonly #key: string;
+  #known = new Map<string, StopReason>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(redis: Redis, key: string) {
+    this.#redis = redis;
+    this.#key = key;
+  }
+
+  async stop(runId: string, reason: StopReason): Promise<void> {
+    await this.#redis.hset(this.#key, runId, reason);
+    this.#known.set(runId, reason);
+  }
+
+  /** Takes the run off the list (a resume). */
+  async clear(runId: string): Promise<void> {
+    await this.#redis.hdel(this.#key, runId);
+    this.#known.delete(runId);
+  }
+
+  /** Why the run was stopped, as of the last read; undefined while it runs. */
+  reason(runId: string): StopReason | undefined {
+    return this.#known.get(runId);
+  }
+
+  async refresh(): Promise<void> {
+    const all = await this.#redis.hgetall(this.#key);
+    this.#known = new Map(Object.entries(all) as [string, StopReason][]);
+  }
+
+  /** Reads the list now and then every `intervalMs` until `close`. */
+  async watch(intervalMs = STOPPED_RUNS_REFRESH_MS): Promise<void> {
+    await this.refresh();
+    this.#timer = setInterval(() => void this.refresh().catch(() => {}), intervalMs);
+    this.#timer.unref();
+  }
+
+  close(): void {
+    clearInterval(this.#timer);
+  }
+}
+
+/**
+ * Removes the queued (waiting, delayed, prioritized) jobs of these tasks; jobs a worker holds
+ * stay (their calls finish and are recorded). Returns how many were removed.
+ */
+export async function removeQueuedJobs(
+  queue: Queue,
+  runId: string,
+  taskKeys: Iterable<string>,
+): Promise<number> {
+  let removed = 0;
+  let batch: Promise<number>[] = [];
+  const flush = async () => {
+    for (const n of await Promise.all(batch)) removed += n;
+    batch = [];
+  };
+  for (const key of taskKeys) {
+    // 1 when removed, 0 when the job is gone or locked by a worker.
+    batch.push(queue.remove(searchJobId(runId, key)).catch(() => 0));
+    if (batch.length >= 500) await flush();
+  }
+  await flush();
+  return removed;
+}

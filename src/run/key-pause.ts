@@ -1,0 +1,58 @@
+/**
+ * A 401 or 402 pauses the whole search queue: the pause belongs to the API key (every run
+ * waiting on the queue is held by it), not to the run whose call met it. A run started or
+ * resumed later checks the key once with a free authenticated call (the active-crawls
+ * listing) and lifts the pause when the key works again, instead of waiting behind it.
+ */
+import type { ApiClient } from '../api/index.ts';
+import { HarvestError } from '../errors.ts';
+import { pausedReason, type Runtime } from './runtime.ts';
+
+/** Pause codes that belong to the API key. */
+export const KEY_PAUSE_CODES: ReadonlySet<string> = new Set(['UNAUTHORIZED', 'PAYMENT_REQUIRED']);
+
+export interface KeyPause {
+  code: string;
+  reason: string;
+  at: number;
+}
+
+/** The pause of the search queue, when it belongs to the API key. */
+export async function keyPause(
+  runtime: Pick<Runtime, 'redis' | 'searchQueue' | 'keys'>,
+): Promise<KeyPause | undefined> {
+  const paused = await pausedReason(runtime);
+  return paused && KEY_PAUSE_CODES.has(paused.code) ? paused : undefined;
+}
+
+export type ProbeOutcome =
+  | { kind: 'not-paused' }
+  | { kind: 'lifted'; pause: KeyPause }
+  | { kind: 'no-key'; pause: KeyPause };
+
+/**
+ * When the queue is paused for the key: probes the key once and lifts the pause if it works.
+ * Throws `API_KEY_REFUSED` (exit 3) with the service's answer when it still does not.
+ */
+export async function liftKeyPauseIfFixed(
+  runtime: Runtime,
+  client: ApiClient | undefined,
+): Promise<ProbeOutcome> {
+  const pause = await keyPause(runtime);
+  if (!pause) return { kind: 'not-paused' };
+  if (!client) return { kind: 'no-key', pause };
+  try {
+    await client.activeCrawls({ version: 'v2' });
+  } catch (error) {
+    const answer = error instanceof Error ? error.message : String(error);
+    throw new HarvestError(
+      'API_KEY_REFUSED',
+      `the search queue is paused for the API key (${pause.code}), and the key still does not work: ${answer}. ` +
+        'Fix HARVEST_API_KEY or the account, then run again.',
+      { exitCode: 3, cause: error },
+    );
+  }
+  await runtime.searchQueue.resume();
+  await runtime.redis.del(runtime.keys.pausedReason);
+  return { kind: 'lifted', pause };
+}

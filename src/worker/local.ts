@@ -1,0 +1,69 @@
+/** Running workers in this process (`harvest run --local`, `harvest worker`, `npm start`). */
+import { createApiClient } from '../api/index.ts';
+import type { Settings } from '../config.ts';
+import { UsageError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import type { Store } from '../store/index.ts';
+import { type Pool, type Role, startPool } from './pool.ts';
+import type { MediaRoleOptions } from './roles/media.ts';
+import type { PoolMetrics } from './roles/role.ts';
+import type { RunsRoleOptions } from './roles/runs.ts';
+
+export interface LocalPoolOptions {
+  roles: readonly Role[];
+  concurrency?: number | undefined;
+  store?: Store | undefined;
+  logger: Logger;
+  lockDurationMs?: number | undefined;
+  stalledIntervalMs?: number | undefined;
+  /** Counters only this pool knows, for `--metrics-port`. */
+  metrics?: PoolMetrics | undefined;
+  /** Runs role knobs beyond the settings (tests: faster polls and retries). */
+  runs?: Omit<RunsRoleOptions, 'settings'>;
+  /** Media role knobs beyond the settings (tests: a resolver, a faster poll). */
+  media?: Partial<Pick<MediaRoleOptions, 'resolve' | 'pollMs'>>;
+}
+
+export async function startLocalPool(settings: Settings, options: LocalPoolOptions): Promise<Pool> {
+  let client: ReturnType<typeof createApiClient> | undefined;
+  if (options.roles.includes('search')) {
+    if (!settings.apiKey) {
+      throw new UsageError(
+        'HARVEST_API_KEY is not set: the search role needs an API key (try `npm start` for the offline sandbox demo)',
+      );
+    }
+    client = createApiClient({
+      baseUrl: settings.apiUrl,
+      apiKey: settings.apiKey,
+      maxResponseBytes: settings.maxResponseBytes,
+    });
+  } else if (options.roles.includes('media') && settings.apiKey) {
+    // Only to re-issue searches for fresh media URLs.
+    client = createApiClient({
+      baseUrl: settings.apiUrl,
+      apiKey: settings.apiKey,
+      maxResponseBytes: settings.maxResponseBytes,
+    });
+  }
+  return startPool({
+    redisUrl: settings.redisUrl,
+    prefix: settings.queuePrefix,
+    roles: options.roles,
+    concurrency: options.concurrency,
+    client,
+    store: options.store,
+    lockDurationMs: options.lockDurationMs,
+    stalledIntervalMs: options.stalledIntervalMs,
+    runs: { settings, ...options.runs },
+    metrics: options.metrics,
+    media: {
+      settings: settings.media,
+      dataDir: settings.dataDir,
+      apiUrl: settings.apiUrl,
+      lockDurationMs: options.lockDurationMs,
+      stalledIntervalMs: options.stalledIntervalMs,
+      ...options.media,
+    },
+    logger: options.logger,
+  });
+}

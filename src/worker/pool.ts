@@ -1,0 +1,198 @@
+/**
+ * A worker pool: the roles asked for (see ./roles), the pieces they share (API client,
+ * group-commit sink, budget, in-flight journal, the database's writer), this pool's heartbeat
+ * and the reaper of calls lost with dead workers, and a graceful close that loses nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Queue } from 'bullmq';
+import type { ApiClient } from '../api/index.ts';
+import type { Logger } from '../log.ts';
+import { Budget } from '../queue/budget.ts';
+import { createRedis } from '../queue/connection.ts';
+import { InflightJournal } from '../queue/inflight.ts';
+import { harvestKeys, QUEUES } from '../queue/names.ts';
+import { StoppedRuns } from '../queue/stopped-runs.ts';
+import { StoreSink } from '../queue/store-sink.ts';
+import type { Store, StoreEvent } from '../store/index.ts';
+import { databaseWriter, durable, writerOrStoreQueue } from './events.ts';
+import { watchLostCalls } from './lost-calls.ts';
+import type { Role } from './role-names.ts';
+import { type MediaRoleOptions, startMediaRole } from './roles/media.ts';
+import type { PoolMetrics, RoleContext, RoleHandle } from './roles/role.ts';
+import { type RunsRoleOptions, startRunsRole } from './roles/runs.ts';
+import { type SearchRoleOptions, startSearchRole } from './roles/search.ts';
+import { startStoreRole } from './roles/store.ts';
+import { SearchGate } from './search-gate.ts';
+
+export { ROLES, type Role } from './role-names.ts';
+export { pauseSearchQueue, SLOTS_PER_WORKER, splitConcurrency } from './roles/search.ts';
+
+export interface PoolOptions extends SearchRoleOptions {
+  redisUrl: string;
+  /** Redis key prefix of every queue. */
+  prefix: string;
+  roles: readonly Role[];
+  /** Required for the `search` role. */
+  client?: ApiClient;
+  /** Required for the `store`, `runs` and `media` roles: the SQLite database this host owns. */
+  store?: Store;
+  /** Required for the `runs` role. */
+  runs?: RunsRoleOptions;
+  /** Counters only this pool knows (`harvest worker --metrics-port`). */
+  metrics?: PoolMetrics;
+  /** Required for the `media` role. */
+  media?: MediaRoleOptions;
+  logger: Logger;
+  /** How often calls lost with dead workers are looked for, in ms. Default min(5000, lock duration). */
+  reapIntervalMs?: number;
+}
+
+export interface Pool {
+  readonly workerId: string;
+  /** Finishes the calls in flight, makes their records durable, and closes every connection. */
+  close(): Promise<void>;
+  /**
+   * Stops at once (a second Ctrl-C): calls in flight are recorded as LOST (their answers will
+   * never be read) and the pool's connections are dropped. Jobs in hand return to the queue.
+   */
+  forceClose(why: string): Promise<void>;
+}
+
+type RoleStarter = (ctx: RoleContext, options: PoolOptions) => Promise<RoleHandle>;
+
+const STARTERS: Record<Role, RoleStarter> = {
+  search: startSearchRole,
+  store: (ctx) => startStoreRole(ctx),
+  runs: (ctx, options) => startRunsRole(ctx, options.runs),
+  media: (ctx, options) => startMediaRole(ctx, options.media),
+};
+
+/**
+ * Roles closed before this pool's records are drained: those that make records (media re-issues
+ * are calls too). The store role goes last, as it takes the records of every other process.
+ */
+const PRODUCERS: readonly Role[] = ['search', 'media'];
+
+export async function startPool(options: PoolOptions): Promise<Pool> {
+  const { prefix, logger, roles } = options;
+  const workerId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  const log = logger.child({ workerId });
+  const connection = createRedis(options.redisUrl, 'worker');
+  const redis = createRedis(options.redisUrl, 'client');
+  const keys = harvestKeys(prefix);
+  const searchQueue = new Queue(QUEUES.search, { connection, prefix });
+  const storeQueue = new Queue(QUEUES.store, { connection, prefix });
+  const has = (role: Role) => roles.includes(role);
+  const writer = await databaseWriter(
+    options.store,
+    { store: has('store'), search: has('search') },
+    log,
+  );
+  const sink = new StoreSink(writerOrStoreQueue(writer, storeQueue, log));
+  const record = counted(
+    durable((events) => sink.push(events), log),
+    options.metrics,
+  );
+  // A worker is dead once it has been silent as long as its jobs' locks last.
+  const inflight = new InflightJournal(
+    redis,
+    keys,
+    Math.max(options.lockDurationMs ?? 30_000, 1000),
+  );
+  const budget = new Budget(redis, keys);
+  const stoppedRuns = new StoppedRuns(redis, keys.stoppedRuns);
+  await stoppedRuns.watch();
+  const ctx: RoleContext = {
+    workerId,
+    prefix,
+    connection,
+    redis,
+    keys,
+    log,
+    searchQueue,
+    storeQueue,
+    budget,
+    inflight,
+    stoppedRuns,
+    record,
+    searchGate: new SearchGate(),
+  };
+  if (options.client) ctx.client = options.client;
+  if (options.store) ctx.store = options.store;
+  if (writer) ctx.writer = writer;
+  if (options.metrics) ctx.metrics = options.metrics;
+
+  const lost = await watchLostCalls({
+    workerId,
+    roles,
+    inflight,
+    budget,
+    redis,
+    keys,
+    record,
+    log,
+    ...(options.reapIntervalMs === undefined ? {} : { reapIntervalMs: options.reapIntervalMs }),
+  });
+  const handles = new Map<Role, RoleHandle>();
+  for (const role of roles) handles.set(role, await STARTERS[role](ctx, options));
+
+  async function closeRoles(which: (role: Role) => boolean): Promise<void> {
+    await Promise.all([...handles].filter(([role]) => which(role)).map(([, h]) => h.close()));
+  }
+
+  async function closeConnections(): Promise<void> {
+    stoppedRuns.close();
+    await writer?.close();
+    await searchQueue.close();
+    await storeQueue.close();
+    await options.client?.close();
+    await redis.quit().catch(() => {});
+    await connection.quit().catch(() => {});
+  }
+
+  let closing: Promise<void> | undefined;
+  return {
+    workerId,
+    close() {
+      closing ??= (async () => {
+        lost.stopReaping();
+        // Producers first: calls in flight finish and push their records. The heartbeat goes
+        // on until those records are durable: a call may take a minute, and a pool that saw
+        // this worker fall silent would record its calls as lost meanwhile.
+        await closeRoles((role) => PRODUCERS.includes(role));
+        await sink.drain();
+        await lost.stop();
+        await closeRoles((role) => !PRODUCERS.includes(role));
+        await closeConnections();
+      })();
+      return closing;
+    },
+    async forceClose(why) {
+      lost.stopReaping();
+      const abandoned = await lost.abandonOwnCalls(why).catch((error: unknown) => {
+        log.error({ err: error }, 'could not record the calls in flight as lost');
+        return 0;
+      });
+      if (abandoned > 0) log.warn({ lost: abandoned }, 'calls in flight recorded as lost');
+      await sink.drain();
+      await lost.stop();
+      stoppedRuns.close();
+      await writer?.close();
+      redis.disconnect();
+      connection.disconnect();
+    },
+  };
+}
+
+/** `record`, telling the metrics what it made durable. */
+function counted(
+  record: (events: StoreEvent[]) => Promise<void>,
+  metrics: PoolMetrics | undefined,
+): (events: StoreEvent[]) => Promise<void> {
+  if (!metrics) return record;
+  return async (events) => {
+    await record(events);
+    metrics.recorded(events);
+  };
+}

@@ -1,0 +1,202 @@
+/**
+ * The `media` role: downloads the files behind results' signed URLs before they expire, on the
+ * host that owns the database (media rows live there). It has its own queue and concurrency,
+ * so a backlog of searches, or the search queue paused by a 429, never holds it up.
+ *
+ * On start it removes the partial files of downloads that died with their worker and sends
+ * every pending row to the queue again (rows without a job: a process died between storing
+ * results and queueing them, or Redis lost the jobs); then it queues new rows as results
+ * arrive (src/queue/media-enqueue.ts), earliest deadline first.
+ */
+import { type Job, Queue, Worker } from 'bullmq';
+import { createMediaProcessor } from '../../../jobs/media.ts';
+import type { MediaSettings } from '../../config.ts';
+import { createGuardedAgent, type Resolve } from '../../media/agent.ts';
+import { createDownloader } from '../../media/download.ts';
+import { Reissuer } from '../../media/reissue.ts';
+import { mediaRoot, removeOrphanPartials } from '../../media/storage.ts';
+import { MEDIA_JOB_ATTEMPTS, MediaEnqueuer, type MediaJobData } from '../../queue/media-enqueue.ts';
+import { PriorityAnchor } from '../../queue/media-priority.ts';
+import { QUEUES } from '../../queue/names.ts';
+import { backoffStrategy } from '../../queue/retry.ts';
+import { StoreSink } from '../../queue/store-sink.ts';
+import { directWriter } from '../../store/index.ts';
+import type { MediaEvent } from '../../store/media-events.ts';
+import type { RoleContext, RoleHandle } from './role.ts';
+import { SLOTS_PER_WORKER, splitConcurrency } from './search.ts';
+
+export interface MediaRoleOptions {
+  settings: MediaSettings;
+  /** The data directory: media folders are inside it. */
+  dataDir: string;
+  /** The API's base address: its host is exempt from the address rule (the sandbox, say). */
+  apiUrl: string;
+  /** Resolver of media host names. Default the system resolver. */
+  resolve?: Resolve;
+  /** How often new media rows are looked for, in ms. Default 200. */
+  pollMs?: number;
+  /** How long a media job's lock lives without renewal, in ms. Default 30000. */
+  lockDurationMs?: number;
+  /** How often stalled media jobs are looked for, in ms. Default 15000. */
+  stalledIntervalMs?: number;
+}
+
+/** Partial files untouched this long are removed whoever wrote them, in ms (1 hour). */
+const PARTIAL_MAX_IDLE_MS = 3_600_000;
+/** How often media urgency is checked, in ms. */
+const URGENCY_CHECK_MS = 100;
+
+/**
+ * Holds the pool's search gate (search-gate.ts) while media due within `urgentMs` waits in the
+ * media queue, and releases it once none does.
+ */
+function watchUrgency(ctx: RoleContext, queue: Queue, urgentMs: number) {
+  const store = ctx.store!;
+  let checking: Promise<void> | undefined;
+  const check = async () => {
+    const due = store.media.nextDeadline();
+    let urgent = urgentMs > 0 && due !== null && due - Date.now() < urgentMs;
+    if (urgent) {
+      const counts = await queue.getJobCounts('waiting', 'prioritized');
+      urgent = (counts.waiting ?? 0) + (counts.prioritized ?? 0) > 0;
+    }
+    ctx.searchGate.set(urgent);
+  };
+  const timer = setInterval(() => {
+    checking ??= check()
+      .catch((error: unknown) => ctx.log.warn({ err: error }, 'media urgency check failed'))
+      .finally(() => {
+        checking = undefined;
+      });
+  }, URGENCY_CHECK_MS);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await checking;
+      ctx.searchGate.set(false);
+    },
+  };
+}
+
+export async function startMediaRole(
+  ctx: RoleContext,
+  options: MediaRoleOptions | undefined,
+): Promise<RoleHandle> {
+  const { store, log } = ctx;
+  if (!store) throw new Error('the media role needs the database');
+  if (!options) throw new Error('the media role needs its settings');
+  const { settings, dataDir } = options;
+  const queue = new Queue(QUEUES.media, { connection: ctx.connection, prefix: ctx.prefix });
+
+  const alive = async (owner: string) =>
+    owner === ctx.workerId || (await ctx.redis.exists(ctx.keys.workerHeartbeat(owner))) === 1;
+  for (const dir of store.media.dirs()) {
+    const removed = await removeOrphanPartials(
+      mediaRoot(dataDir, dir),
+      alive,
+      PARTIAL_MAX_IDLE_MS,
+      Date.now(),
+    );
+    if (removed > 0) log.info({ dir, removed }, 'removed partial files of interrupted downloads');
+  }
+  const requeued = store.media.unqueuePending();
+  if (requeued > 0) log.info({ media: requeued }, 'pending media queued again');
+
+  // Rows move through the database's one writer (a thread when the pool also searches), in
+  // group commits: concurrent downloads share a transaction, and SQLite stays off this thread.
+  const writer = ctx.writer ?? directWriter(store);
+  const sink = new StoreSink(async (events) => {
+    const rejected = await writer.write(events);
+    if (rejected.length > 0) log.error({ rejected }, 'media events rejected');
+  });
+  const write = (events: MediaEvent[]) => sink.push(events);
+  if (!ctx.client) log.warn('no API key here: media whose URL expires cannot be re-issued');
+
+  const agent = createGuardedAgent({
+    allowedHosts: [new URL(options.apiUrl).hostname, ...settings.allowHosts],
+    connectTimeoutMs: settings.timeoutMs,
+    ...(options.resolve ? { resolve: options.resolve } : {}),
+  });
+  const processor = createMediaProcessor({
+    store,
+    write,
+    downloader: createDownloader({
+      agent,
+      timeoutMs: settings.timeoutMs,
+      maxRedirects: settings.maxRedirects,
+    }),
+    reissuer: new Reissuer({
+      store,
+      client: ctx.client,
+      record: ctx.record,
+      write,
+      budget: ctx.budget,
+      inflight: ctx.inflight,
+      workerId: ctx.workerId,
+      maxReissues: settings.maxReissues,
+      stopReason: (runId) => ctx.stoppedRuns.reason(runId),
+      log,
+    }),
+    dataDir,
+    settings,
+    owner: ctx.workerId,
+    logger: log,
+  });
+  // Slices of SLOTS_PER_WORKER, as in the search role: a BullMQ worker starts no job before all
+  // its slots are fetched, one round trip each.
+  const workers = splitConcurrency(settings.concurrency, SLOTS_PER_WORKER).map(
+    (slots) =>
+      new Worker(QUEUES.media, processor, {
+        connection: ctx.connection,
+        prefix: ctx.prefix,
+        concurrency: slots,
+        lockDuration: options.lockDurationMs ?? 30_000,
+        stalledInterval: options.stalledIntervalMs ?? 15_000,
+        // A worker killed mid-download is not the download's fault.
+        maxStalledCount: 100,
+        settings: { backoffStrategy },
+      }),
+  );
+  const onFailed = (job: Job | undefined, error: Error) => {
+    if (!job || job.attemptsMade < (job.opts.attempts ?? MEDIA_JOB_ATTEMPTS)) return;
+    // Out of attempts outside a download (a bug, a database that stayed locked): the row says so.
+    const { mediaId } = job.data as MediaJobData;
+    const ended: MediaEvent = {
+      type: 'media-ended',
+      mediaId,
+      status: 'failed',
+      code: 'MEDIA_WORKER_ERROR',
+      message: error.message,
+      attempted: false,
+      at: Date.now(),
+    };
+    write([ended]).catch((e: unknown) =>
+      log.error({ err: e, mediaId }, 'could not record a media job that failed for good'),
+    );
+  };
+  for (const worker of workers) {
+    worker.on('error', (error) => log.error({ err: error }, 'media worker error'));
+    worker.on('failed', onFailed);
+  }
+
+  const enqueuer = new MediaEnqueuer({
+    queue,
+    table: store.media,
+    anchor: new PriorityAnchor(ctx.redis, ctx.keys.mediaPriorityAnchor, queue),
+    log,
+    ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+  });
+  enqueuer.start();
+  const urgency = watchUrgency(ctx, queue, settings.urgentMs);
+
+  return {
+    async close() {
+      await urgency.stop();
+      await enqueuer.stop();
+      await Promise.all(workers.map((w) => w.close()));
+      await sink.drain();
+      await queue.close();
+      await agent.close();
+    },
+  };
+}

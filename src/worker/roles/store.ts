@@ -1,0 +1,38 @@
+/**
+ * The `store` role: the worker of the store queue, on the host that owns the database. It
+ * hands the events of search workers in other processes to the database's one writer. Store
+ * jobs that used up their attempts are kept in the failed set, never deleted (each may be the
+ * only record of billed calls), and are sent back to the queue whenever a store role starts.
+ */
+import { Worker } from 'bullmq';
+import { createStoreProcessor, STORE_BATCH_JOBS } from '../../../jobs/store.ts';
+import { QUEUES } from '../../queue/names.ts';
+import { backoffStrategy } from '../../queue/retry.ts';
+import { redriveFailedStoreJobs } from '../../queue/store-sink.ts';
+import type { RoleContext, RoleHandle } from './role.ts';
+
+export async function startStoreRole(ctx: RoleContext): Promise<RoleHandle> {
+  const { writer, log } = ctx;
+  if (!writer) throw new Error('the store role needs the database');
+  const redriven = await redriveFailedStoreJobs(ctx.storeQueue);
+  if (redriven > 0) log.warn({ jobs: redriven }, 'store jobs that had failed for good are retried');
+  const worker = new Worker(QUEUES.store, createStoreProcessor(writer, log), {
+    connection: ctx.connection,
+    prefix: ctx.prefix,
+    // Jobs in hand at once; those that arrive together share one transaction.
+    concurrency: STORE_BATCH_JOBS,
+    maxStalledCount: 100,
+    settings: { backoffStrategy },
+  });
+  worker.on('error', (error) => log.error({ err: error }, 'store worker error'));
+  worker.on('failed', (job, error) => {
+    const last = job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1);
+    log.error(
+      { err: error, jobId: job?.id, attemptsMade: job?.attemptsMade },
+      last
+        ? 'store job failed for good: its events are kept in the store queue and retried when a store worker starts or a run resumes'
+        : 'store job failed; it will be retried',
+    );
+  });
+  return { close: () => worker.close() };
+}

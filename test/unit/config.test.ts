@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { loadSettings, SettingsError } from '../../src/config.ts';
+
+describe('loadSettings', () => {
+  it('reads the dashboard credentials as a pair', () => {
+    expect(loadSettings({}).dashboardAuth).toBeUndefined();
+    expect(
+      loadSettings({ HARVEST_DASHBOARD_USER: 'ops', HARVEST_DASHBOARD_PASSWORD: 'a b:c' })
+        .dashboardAuth,
+    ).toEqual({ user: 'ops', password: 'a b:c' });
+    expect(() => loadSettings({ HARVEST_DASHBOARD_PASSWORD: 'pw' })).toThrow(SettingsError);
+    expect(() =>
+      loadSettings({ HARVEST_DASHBOARD_USER: 'o:ps', HARVEST_DASHBOARD_PASSWORD: 'pw' }),
+    ).toThrow(/HARVEST_DASHBOARD_USER: no colon/);
+  });
+
+  it('reads the log format, auto by default', () => {
+    expect(loadSettings({}).logFormat).toBe('auto');
+    expect(loadSettings({ LOG_FORMAT: 'json' }).logFormat).toBe('json');
+    expect(() => loadSettings({ LOG_FORMAT: 'xml' })).toThrow(SettingsError);
+  });
+});
+
+describe('media settings', () => {
+  it('have defaults', () => {
+    expect(loadSettings({}).media).toEqual({
+      concurrency: 8,
+      maxReissues: 2,
+      maxAttempts: 6,
+      marginMaxMs: 300_000,
+      timeoutMs: 30_000,
+      maxRedirects: 5,
+      urgentMs: 60_000,
+      allowHosts: [],
+    });
+  });
+
+  it('are read from HARVEST_MEDIA_* variables', () => {
+    const media = loadSettings({
+      HARVEST_MEDIA_CONCURRENCY: '32',
+      HARVEST_MEDIA_MAX_REISSUES: '0',
+      HARVEST_MEDIA_ALLOW_HOSTS: 'media.internal, *.files.example ,10.0.0.5',
+    }).media;
+    expect(media).toMatchObject({
+      concurrency: 32,
+      maxReissues: 0,
+      allowHosts: ['media.internal', '*.files.example', '10.0.0.5'],
+    });
+  });
+
+  it('refuse what is not a whole number in range, or not a host name', () => {
+    expect(() => loadSettings({ HARVEST_MEDIA_CONCURRENCY: '0' })).toThrow(
+      /HARVEST_MEDIA_CONCURRENCY/,
+    );
+    expect(() => loadSettings({ HARVEST_MEDIA_MAX_REISSUES: '1.5' })).toThrow(/a whole number/);
+    expect(() => loadSettings({ HARVEST_MEDIA_ALLOW_HOSTS: 'https://x.example/' })).toThrow(
+      /HARVEST_MEDIA_ALLOW_HOSTS/,
+    );
+  });
+});
