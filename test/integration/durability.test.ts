@@ -218,20 +218,22 @@ describe('durability', () => {
       '--stalled-interval',
       '500',
     ];
+    const jobId = searchJobId(runId, [...h.runtime.store.tasks.unfinished(runId)][0]!.key);
+    const { redis, keys } = h.runtime;
+    const crashes = async () => Number(await redis.hget(keys.crashes, jobId));
     for (let kill = 0; kill < 3; kill++) {
       const worker = spawnCli(args, h.settings);
       children.push(worker);
       while ((await journal.pending()) === 0) await sleep(20);
       worker.child.kill('SIGKILL');
       await worker.exited;
-      // Reaped as LOST once its heartbeat lapses.
+      // Reaped as LOST once its heartbeat lapses, then counted as a crash of its job (the count
+      // follows the journal's removal, so it is awaited on its own).
       while ((await journal.pending()) > 0) await sleep(20);
+      const deadline = Date.now() + 5000;
+      while ((await crashes()) < kill + 1 && Date.now() < deadline) await sleep(20);
+      expect(await crashes()).toBe(kill + 1);
     }
-    const crashes = await h.runtime.redis.hget(
-      h.runtime.keys.crashes,
-      searchJobId(runId, [...h.runtime.store.tasks.unfinished(runId)][0]!.key),
-    );
-    expect(crashes).toBe('3');
     children.push(spawnCli(args, h.settings));
     const final = await waitForRun(h.runtime, runId, { pollMs: 100 });
     expect(final).toMatchObject({ status: 'failed', failed: 1 });
