@@ -26,6 +26,9 @@ export interface LocalPoolOptions {
 
 export async function startLocalPool(settings: Settings, options: LocalPoolOptions): Promise<Pool> {
   let client: ReturnType<typeof createApiClient> | undefined;
+  // One connection per search in flight: searches take seconds, and a call waiting for a free
+  // connection is a slot doing nothing (64 connections held 1,000 slots to 64 calls at a time).
+  const connections = Math.max(64, options.concurrency ?? 16);
   if (options.roles.includes('search')) {
     if (!settings.apiKey) {
       throw new UsageError(
@@ -36,6 +39,7 @@ export async function startLocalPool(settings: Settings, options: LocalPoolOptio
       baseUrl: settings.apiUrl,
       apiKey: settings.apiKey,
       maxResponseBytes: settings.maxResponseBytes,
+      connections,
     });
   } else if (options.roles.includes('media') && settings.apiKey) {
     // Only to re-issue searches for fresh media URLs.
