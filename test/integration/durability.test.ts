@@ -121,6 +121,8 @@ describe('durability', () => {
     defer(() => second.close());
     for (let i = 0; i < 200 && store.calls.totals(runId).calls === 0; i++) await sleep(25);
     expect(store.calls.totals(runId)).toMatchObject({ calls: 1, creditsUsed: 5 });
+    // The job completes just after its commit.
+    for (let i = 0; i < 200 && (await waitingRecords(storeQueue)).jobs > 0; i++) await sleep(25);
     expect(await waitingRecords(storeQueue)).toMatchObject({ jobs: 0, failedJobs: 0 });
   }, 30_000);
 
