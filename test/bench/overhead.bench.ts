@@ -1,23 +1,28 @@
 /**
- * Runner overhead: harvest's end-to-end throughput (searches per second from startRun to the
- * run's completion, SQLite and all) against a zero-latency sandbox in a child process, divided
- * by the throughput of bare BullMQ no-op jobs (added with addBulk, processed by a Worker with
- * the same concurrency, on the same Redis) measured in the same run. Target: >= 0.35 at the
- * best concurrency tried.
+ * Runner overhead, measured where the work is: CPU time per search of harvest's own processes
+ * (this process's main thread, its SQLite writer thread and other threads, and Redis) divided
+ * by CPU time per job of bare BullMQ no-op jobs (added with addBulk, processed by BullMQ
+ * workers laid out as harvest's search role lays them out: workers of SLOTS_PER_WORKER = 16
+ * slots sharing the concurrency), on the same Redis in the same run. Target: <= 3.0 at every
+ * concurrency tried.
  *
- * For comparison it also prints harvest's throughput over the baseline's span, from its first
- * enqueue (the run turning `running`, after parsing, planning and writing the task rows) to the
- * run's completion; the verdict stays on the end-to-end figure.
+ * Why CPU and not end-to-end throughput: here the API twin (the sandbox, a child process)
+ * shares the machine's cores with harvest and Redis, so harvest's searches per second are
+ * mostly bounded by the sandbox's CPU, which a real deployment does not pay. The sandbox's CPU
+ * per search is printed for information and left out of the ratio. The throughputs (harvest
+ * from startRun to the run's completion, and from its first enqueue; BullMQ from the first add
+ * to the last completion) are printed too, without a target.
  *
- * It also prints the CPU time spent per search (per job for BullMQ) by this process's main
- * thread, its other threads (SQLite writer, garbage collector), the sandbox and Redis. Both
- * runs keep the machine's cores busy, so the ratio is close to the ratio of those totals, and
- * the split says where a gain has to come from.
+ * The split of harvest's CPU: the main thread (BullMQ, the API client, the journal, the group
+ * commit), the writer thread (the threads that appeared when the pool started: the SQLite
+ * writer), other threads (V8's garbage collector and compiler, libuv; BullMQ has them too) and
+ * Redis. The machine may be shared: CPU time per unit is less sensitive to that than wall time,
+ * but cache and scheduler contention still move it by some percent.
  *
  * Run: `npx tsx test/bench/overhead.bench.ts`
  * Knobs (env): N (searches and jobs per case, default 20,000), CONCURRENCIES (default 64,256).
  */
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
@@ -27,6 +32,7 @@ import { openRuntime } from '../../src/run/runtime.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { startLocalPool } from '../../src/worker/local.ts';
+import { SLOTS_PER_WORKER, splitConcurrency } from '../../src/worker/pool.ts';
 import {
   benchDir,
   benchPrefix,
@@ -50,55 +56,89 @@ const CONCURRENCIES = (process.env.CONCURRENCIES ?? '64,256')
   .split(',')
   .map((c) => Number(c.trim()))
   .filter((c) => c > 0);
-const MIN_RATIO = 0.35;
+/** Target: harvest's CPU per search over BullMQ's CPU per no-op job, at most this. */
+const MAX_CPU_RATIO = 3.0;
 /** Jobs per addBulk call, as harvest's enqueue uses. */
 const ADD_CHUNK = 1000;
 
 /** CPU time per search or job, in µs, of the parts that share the machine. */
 interface CpuSplit {
-  /** This process's main thread (BullMQ, the API client, the journal, the sink). */
+  /** This process's main thread (BullMQ, the API client, the journal, the group commit). */
   main: number;
-  /** Its other threads: the SQLite writer, V8's garbage collector and compiler, libuv. */
+  /** Threads that appeared when the pool started: the SQLite writer (none for BullMQ). */
+  writer: number;
+  /** The process's other threads: V8's garbage collector and compiler, libuv. */
   threads: number;
-  sandbox?: number;
   redis: number;
+  /** The API twin, left out of the ratio. */
+  sandbox?: number;
 }
 
-/** Starts counting CPU time; the returned function gives each part's µs per unit of `count`. */
+/** The process's own part: everything but the sandbox. */
+const ownCpu = (cpu: CpuSplit) => cpu.main + cpu.writer + cpu.threads + cpu.redis;
+
+/** CPU time of each live thread of this process, in ms, by thread id. */
+function threadCpuMs(): Map<number, number> {
+  const byTid = new Map<number, number>();
+  for (const entry of readdirSync(`/proc/${process.pid}/task`)) {
+    const tid = Number(entry);
+    const ms = readCpuMs(process.pid, tid);
+    if (ms !== undefined) byTid.set(tid, ms);
+  }
+  return byTid;
+}
+
+/**
+ * Starts counting CPU time; the returned function gives each part's µs per unit of `count`.
+ * `before` holds the threads that existed before the pool started: the others are its writer.
+ */
 async function cpuMeter(
   redis: Redis,
-  sandboxPid?: number,
+  options: { before?: ReadonlySet<number>; sandboxPid?: number | undefined } = {},
 ): Promise<(count: number) => Promise<CpuSplit>> {
   const self = process.cpuUsage();
-  const main = readCpuMs(process.pid, process.pid) ?? 0;
-  const sandbox = sandboxPid === undefined ? undefined : readCpuMs(sandboxPid);
+  const threadsAtStart = threadCpuMs();
+  const sandbox = options.sandboxPid === undefined ? undefined : readCpuMs(options.sandboxPid);
   const redisMs = await readRedisCpuMs(redis);
   return async (count) => {
     const used = process.cpuUsage(self);
-    const mainUs = ((readCpuMs(process.pid, process.pid) ?? 0) - main) * 1000;
-    const sandboxNow = sandboxPid === undefined ? undefined : readCpuMs(sandboxPid);
+    const threadsNow = threadCpuMs();
+    const delta = (tid: number) => (threadsNow.get(tid) ?? 0) - (threadsAtStart.get(tid) ?? 0);
+    const mainUs = delta(process.pid) * 1000;
+    let writerUs = 0;
+    if (options.before) {
+      for (const tid of threadsNow.keys())
+        if (!options.before.has(tid)) writerUs += delta(tid) * 1000;
+    }
+    const sandboxNow = options.sandboxPid === undefined ? undefined : readCpuMs(options.sandboxPid);
     return {
       main: mainUs / count,
-      threads: (used.user + used.system - mainUs) / count,
+      writer: writerUs / count,
+      threads: Math.max(0, used.user + used.system - mainUs - writerUs) / count,
+      redis: (((await readRedisCpuMs(redis)) - redisMs) * 1000) / count,
       sandbox:
         sandbox === undefined || sandboxNow === undefined
           ? undefined
           : ((sandboxNow - sandbox) * 1000) / count,
-      redis: (((await readRedisCpuMs(redis)) - redisMs) * 1000) / count,
     };
   };
 }
 
 function formatCpu(cpu: CpuSplit): string {
-  const parts = [`main thread ${fixed(cpu.main, 0)}`, `other threads ${fixed(cpu.threads, 0)}`];
-  if (cpu.sandbox !== undefined) parts.push(`sandbox ${fixed(cpu.sandbox, 0)}`);
-  parts.push(`Redis ${fixed(cpu.redis, 0)}`);
-  const total = cpu.main + cpu.threads + (cpu.sandbox ?? 0) + cpu.redis;
-  return `${parts.join(' + ')} = ${fixed(total, 0)} µs`;
+  const parts = [`main thread ${fixed(cpu.main, 0)}`];
+  if (cpu.writer > 0) parts.push(`writer thread ${fixed(cpu.writer, 0)}`);
+  parts.push(`other threads ${fixed(cpu.threads, 0)}`, `Redis ${fixed(cpu.redis, 0)}`);
+  const own = `${parts.join(' + ')} = ${fixed(ownCpu(cpu), 0)} µs`;
+  return cpu.sandbox === undefined ? own : `${own} (+ sandbox ${fixed(cpu.sandbox, 0)} µs)`;
 }
 
-/** Bare BullMQ: N no-op jobs through one Worker; jobs per second from the first add to the last completion. */
-async function bullmqBaseline(concurrency: number): Promise<{ perSec: number; cpu: CpuSplit }> {
+/**
+ * Bare BullMQ: N no-op jobs through workers of SLOTS_PER_WORKER slots sharing `concurrency`,
+ * as harvest's search role splits it; jobs per second from the first add to the last completion.
+ */
+async function bullmqBaseline(
+  concurrency: number,
+): Promise<{ perSec: number; workers: number; cpu: CpuSplit }> {
   const prefix = benchPrefix();
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const closeConnection = closer(() => void connection.disconnect());
@@ -109,13 +149,17 @@ async function bullmqBaseline(concurrency: number): Promise<{ perSec: number; cp
   const done = new Promise<void>((resolve) => {
     resolveDone = resolve;
   });
-  const worker = new Worker('noop', async () => {}, { connection, prefix, concurrency });
-  const closeWorker = closer(() => worker.close());
-  worker.on('completed', () => {
-    completed += 1;
-    if (completed === N) resolveDone();
-  });
-  await worker.waitUntilReady();
+  const workers = splitConcurrency(concurrency, SLOTS_PER_WORKER).map(
+    (slots) => new Worker('noop', async () => {}, { connection, prefix, concurrency: slots }),
+  );
+  const closeWorkers = closer(() => Promise.all(workers.map((w) => w.close())).then(() => {}));
+  for (const worker of workers) {
+    worker.on('completed', () => {
+      completed += 1;
+      if (completed === N) resolveDone();
+    });
+  }
+  await Promise.all(workers.map((w) => w.waitUntilReady()));
 
   const meter = await cpuMeter(connection);
   const t0 = performance.now();
@@ -131,10 +175,10 @@ async function bullmqBaseline(concurrency: number): Promise<{ perSec: number; cp
   const seconds = (performance.now() - t0) / 1000;
   const cpu = await meter(N);
 
-  await closeWorker();
+  await closeWorkers();
   await closeQueue();
   await closeConnection();
-  return { perSec: N / seconds, cpu };
+  return { perSec: N / seconds, workers: workers.length, cpu };
 }
 
 /** harvest: `count` plain searches; searches per second from startRun to the run's completion. */
@@ -158,6 +202,7 @@ async function harvestRun(
   writeFileSync(file, matrixPipeline({ name: 'bench-overhead', count, concurrency }));
   const runtime = await openRuntime(settings);
   const closeRuntime = closer(() => runtime.close());
+  const before = new Set(threadCpuMs().keys());
   const pool = await startLocalPool(settings, {
     roles: ['search', 'store'],
     concurrency,
@@ -166,7 +211,7 @@ async function harvestRun(
   });
   const closePool = closer(() => pool.close());
 
-  const meter = await cpuMeter(runtime.redis, sandbox.child.pid);
+  const meter = await cpuMeter(runtime.redis, { before, sandboxPid: sandbox.child.pid });
   const t0 = performance.now();
   const { runId } = await startRun(runtime, file, { logger });
   const final = await waitForRun(runtime, runId, { pollMs: 50 });
@@ -190,49 +235,66 @@ async function harvestRun(
 async function main(): Promise<void> {
   console.log(
     `overhead: ${N} searches per case against a zero-latency sandbox (child process), ` +
-      `vs ${N} bare BullMQ no-op jobs; concurrency ${CONCURRENCIES.join(', ')}`,
+      `vs ${N} bare BullMQ no-op jobs on workers of ${SLOTS_PER_WORKER} slots; ` +
+      `concurrency ${CONCURRENCIES.join(', ')}`,
   );
   const sandbox = await startSandboxChild();
   // Warm-up: module loading, JIT, SQLite and sockets, so the first case is not penalised.
   await harvestRun(sandbox, CONCURRENCIES[0] ?? 16, Math.min(N, 2_000));
 
-  const rows: Row[] = [['concurrency', 'BullMQ no-op', 'harvest', 'ratio', 'done / failed']];
-  let best: { concurrency: number; ratio: number } | undefined;
+  const rows: Row[] = [
+    [
+      'concurrency',
+      'BullMQ µs/job',
+      'harvest µs/search',
+      'CPU ratio',
+      'BullMQ jobs/s',
+      'harvest searches/s',
+      'done / failed',
+    ],
+  ];
+  const ratios: { concurrency: number; ratio: number }[] = [];
   for (const concurrency of CONCURRENCIES) {
     const baseline = await bullmqBaseline(concurrency);
     const harvest = await harvestRun(sandbox, concurrency);
-    const ratio = harvest.perSec / baseline.perSec;
+    const ratio = ownCpu(harvest.cpu) / ownCpu(baseline.cpu);
     console.log(
-      `  c=${concurrency}: BullMQ ${fixed(baseline.perSec, 0)} jobs/s, harvest ${fixed(harvest.perSec, 0)} searches/s, ratio ${fixed(ratio, 3)}`,
-    );
-    console.log(
-      `    from its first enqueue (the baseline's span): harvest ${fixed(harvest.fromEnqueuePerSec, 0)} searches/s, ratio ${fixed(harvest.fromEnqueuePerSec / baseline.perSec, 3)}`,
+      `  c=${concurrency}: CPU per search ÷ CPU per BullMQ job ${fixed(ratio, 2)} ` +
+        `(${baseline.workers} BullMQ workers of <= ${SLOTS_PER_WORKER} slots each side)`,
     );
     console.log(`    CPU per BullMQ job: ${formatCpu(baseline.cpu)}`);
     console.log(`    CPU per search:     ${formatCpu(harvest.cpu)}`);
+    console.log(
+      `    throughput (no target): BullMQ ${fixed(baseline.perSec, 0)} jobs/s, harvest ${fixed(harvest.perSec, 0)} searches/s ` +
+        `end to end, ${fixed(harvest.fromEnqueuePerSec, 0)} from its first enqueue`,
+    );
     rows.push([
       String(concurrency),
-      `${fixed(baseline.perSec, 0)} jobs/s`,
-      `${fixed(harvest.perSec, 0)} searches/s`,
-      fixed(ratio, 3),
+      fixed(ownCpu(baseline.cpu), 0),
+      fixed(ownCpu(harvest.cpu), 0),
+      fixed(ratio, 2),
+      fixed(baseline.perSec, 0),
+      fixed(harvest.perSec, 0),
       `${harvest.done} / ${harvest.failed}`,
     ]);
-    if (!best || ratio > best.ratio) best = { concurrency, ratio };
+    ratios.push({ concurrency, ratio });
   }
   await sandbox.stop();
 
-  printBlock('overhead', rows);
+  printBlock('overhead (CPU per unit: this process + Redis; the sandbox left out)', rows);
   console.log('');
-  if (!best) {
+  if (ratios.length === 0) {
     console.log(verdict(false, 'no concurrency was measured'));
     return;
   }
-  console.log(
-    verdict(
-      best.ratio >= MIN_RATIO,
-      `best harvest / BullMQ no-op ratio ${fixed(best.ratio, 3)} (concurrency ${best.concurrency}) >= ${MIN_RATIO}`,
-    ),
-  );
+  for (const { concurrency, ratio } of ratios) {
+    console.log(
+      verdict(
+        ratio <= MAX_CPU_RATIO,
+        `c=${concurrency}: harvest CPU per search / BullMQ CPU per no-op job ${fixed(ratio, 2)} <= ${fixed(MAX_CPU_RATIO, 1)}`,
+      ),
+    );
+  }
 }
 
 runBench(main);
