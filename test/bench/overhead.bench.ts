@@ -20,7 +20,9 @@
  * but cache and scheduler contention still move it by some percent.
  *
  * Run: `npx tsx test/bench/overhead.bench.ts`
- * Knobs (env): N (searches and jobs per case, default 20,000), CONCURRENCIES (default 64,256).
+ * Knobs (env): N (searches and jobs per case, default 20,000), CONCURRENCIES (default 64,256),
+ * REDIS_URL (default redis://127.0.0.1:6379; on a shared machine give it a redis-server of its
+ * own, as Redis's CPU time counts every client's work).
  */
 import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
