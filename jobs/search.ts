@@ -73,6 +73,14 @@ export function createSearchProcessor(deps: SearchDeps) {
 
     // Only a job that came back from a dead worker pays for this read.
     if (job.stalledCounter > 0 && job.id) await refuseCrashLoop(job.id, task);
+    // A task the budget refuses already takes no turn of the rate limit (its turn would be lost
+    // to every other task: a budget-stopped run would crawl through its last tasks).
+    if (
+      data.maxCredits !== undefined &&
+      (await deps.budget.wouldExceed(data.runId, data.estimateMaxCredits, data.maxCredits))
+    ) {
+      await overBudget(data, task);
+    }
     // Over the learned rate limit: every worker holds, and the job waits without spending an attempt.
     const ticket = await deps.rate.beforeCall();
     if (!ticket) throw overRateLimit();
@@ -107,7 +115,11 @@ export function createSearchProcessor(deps: SearchDeps) {
     if (data.maxCredits === undefined) return;
     const reserved = data.estimateMaxCredits;
     if (await deps.budget.reserve(data.runId, callId, reserved, data.maxCredits)) return;
-    const message = `budget of ${data.maxCredits} credits would be exceeded (task may cost up to ${reserved})`;
+    await overBudget(data, task);
+  }
+
+  async function overBudget(data: SearchJobData, task: TaskStatusEvent): Promise<never> {
+    const message = `budget of ${data.maxCredits} credits would be exceeded (task may cost up to ${data.estimateMaxCredits})`;
     await deps.record([task('failed', { errorCode: 'BUDGET_EXCEEDED', errorMessage: message })]);
     throw unrecoverable(message);
   }

@@ -9,6 +9,7 @@
  * call whose real record arrives after all settles then, adding what it cost.
  */
 import type { Redis } from 'ioredis';
+import { evalScript } from './lua.ts';
 
 // KEYS: counter, reservations. ARGV: run id, call id, credits, max.
 const RESERVE = `
@@ -59,6 +60,15 @@ export class Budget {
     this.#keys = keys;
   }
 
+  /**
+   * Whether reserving `credits` now would pass `maxCredits` (a read, reserving nothing): a task
+   * the budget refuses is failed before it takes a turn of the rate limit.
+   */
+  async wouldExceed(runId: string, credits: number, maxCredits: number): Promise<boolean> {
+    const total = Number((await this.#redis.hget(this.#keys.budget, runId)) ?? 0);
+    return total + credits > maxCredits;
+  }
+
   /** Reserves `credits` for the call; false when that would pass `maxCredits`. */
   async reserve(
     runId: string,
@@ -66,7 +76,8 @@ export class Budget {
     credits: number,
     maxCredits: number,
   ): Promise<boolean> {
-    const total = (await this.#redis.eval(
+    const total = (await evalScript(
+      this.#redis,
       RESERVE,
       2,
       this.#keys.budget,
@@ -84,7 +95,8 @@ export class Budget {
    * whose reservation was released meanwhile (reaped as LOST) adds `used` to the counter.
    */
   async settle(runId: string, callId: string, used: number): Promise<void> {
-    await this.#redis.eval(
+    await evalScript(
+      this.#redis,
       SETTLE,
       2,
       this.#keys.budget,
@@ -97,7 +109,8 @@ export class Budget {
 
   /** Undoes the call's reservation, if it still holds one; returns the credits released. */
   async release(runId: string, callId: string): Promise<number> {
-    return (await this.#redis.eval(
+    return (await evalScript(
+      this.#redis,
       RELEASE,
       2,
       this.#keys.budget,
@@ -113,6 +126,6 @@ export class Budget {
    * reservations of calls still in flight, which SQLite knows nothing of yet.
    */
   async raiseTo(runId: string, credits: number): Promise<void> {
-    await this.#redis.eval(RAISE_TO, 1, this.#keys.budget, runId, credits);
+    await evalScript(this.#redis, RAISE_TO, 1, this.#keys.budget, runId, credits);
   }
 }

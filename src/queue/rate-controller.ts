@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
+import { evalScript } from './lua.ts';
 import type { HarvestKeys } from './names.ts';
 import { onQuiet } from './rate.ts';
 import {
@@ -96,7 +97,8 @@ export class RateController {
    */
   async beforeCall(): Promise<RateTicket | undefined> {
     for (let tries = 1; ; tries++) {
-      const [admitted, waitMs, version] = (await this.#redis.eval(
+      const [admitted, waitMs, version] = (await evalScript(
+        this.#redis,
         ADMIT,
         2,
         this.#keys.rate,
@@ -186,7 +188,8 @@ export class RateController {
       if (next.model === model) return next.holdMs;
       const after = options.bump === false ? { ...next.model, version: model.version } : next.model;
       const fields = fieldsOf(after, nowMs, next.holdMs);
-      const written = await this.#redis.eval(
+      const written = await evalScript(
+        this.#redis,
         WRITE,
         1,
         this.#keys.rate,
@@ -202,7 +205,10 @@ export class RateController {
   }
 
   async #read(): Promise<{ model: RateModel; nowMs: number }> {
-    const [nowMs, flat] = (await this.#redis.eval(READ, 1, this.#keys.rate)) as [number, string[]];
+    const [nowMs, flat] = (await evalScript(this.#redis, READ, 1, this.#keys.rate)) as [
+      number,
+      string[],
+    ];
     const fields: Record<string, string> = {};
     for (let i = 0; i + 1 < flat.length; i += 2) fields[flat[i]!] = flat[i + 1]!;
     return { model: modelOf(fields), nowMs };
