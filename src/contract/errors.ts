@@ -45,6 +45,8 @@ export const ERROR_MESSAGES = {
   /** 403, leading sentence. */
   threatProtectionNotEnabled:
     'Threat protection is an enterprise feature and is not enabled for your team.',
+  /** 403, a valid `__agentInterop` whose `auth` is not the service's own secret. */
+  agentInteropInvalid: 'Invalid agent interop.',
   /** 408, code SCRAPE_TIMEOUT, leading sentence. */
   scrapeTimeout: 'The scrape operation timed out before completing.',
   /** 500, code UNKNOWN_ERROR, leading sentence (the message ends with an exception id). */

@@ -15,5 +15,6 @@ export * from './limits.ts';
 export * from './response.ts';
 export * from './scrape-options.ts';
 export * from './search.ts';
+export * from './service-extras.ts';
 export * from './tbs.ts';
 export * from './threat-protection.ts';

@@ -103,6 +103,11 @@ export const ScrapeOptionsObjectSchema = z.strictObject({
   location: ScrapeLocationSchema.optional(),
   /** Default true. */
   removeBase64Images: z.boolean().optional(),
+  /**
+   * Not in the reference; the hosted service accepts it (default false) and the official Python
+   * client sends it with every scrape option set. The sandbox ignores it.
+   */
+  fastMode: z.boolean().optional(),
   /** Default true. */
   blockAds: z.boolean().optional(),
   /** Default `auto`. */

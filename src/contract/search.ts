@@ -1,12 +1,14 @@
 /**
  * The search request (body of POST /v2/search). Strict at every level: unknown keys are
  * rejected. Besides the reference's fields it accepts what the hosted service accepts and real
- * clients send: `origin`, `integration`, `filter`, `lang` (strings) and `__agentInterop`.
+ * clients send, with the service's rules (service-extras.ts): `origin`, `filter`, `lang`
+ * (strings), `integration` (the service's fixed names) and `__agentInterop`.
  */
 import { z } from 'zod';
 import { isHostname } from './hostnames.ts';
 import { LIMITS } from './limits.ts';
 import { ScrapeOptionsSchema } from './scrape-options.ts';
+import { AgentInteropSchema, IntegrationSchema } from './service-extras.ts';
 import { isTbs, tbsProblem } from './tbs.ts';
 import { ThreatProtectionSchema } from './threat-protection.ts';
 
@@ -93,20 +95,14 @@ export const SearchRequestObjectSchema = z.strictObject({
   threatProtection: ThreatProtectionSchema.optional(),
   /** Client identification (the official JS client sends `js-sdk@<version>`). */
   origin: z.string().optional(),
-  /** Integration name, for example `n8n`. */
-  integration: z.string().optional(),
+  /** One of the hosted service's integration names, for example `n8n` (see INTEGRATIONS). */
+  integration: IntegrationSchema.optional(),
   /** Accepted by the hosted service; passed through. */
   filter: z.string().optional(),
   /** Accepted by the hosted service; passed through. */
   lang: z.string().optional(),
-  /** Accepted by the hosted service; unknown keys inside are dropped. */
-  __agentInterop: z
-    .object({
-      auth: z.string().optional(),
-      requestId: z.string().optional(),
-      shouldBill: z.boolean().optional(),
-    })
-    .optional(),
+  /** Internal to the hosted service: auth, requestId and shouldBill required, other keys dropped. */
+  __agentInterop: AgentInteropSchema.optional(),
 });
 
 /**

@@ -7,6 +7,7 @@
  */
 import {
   invalidBodyError,
+  isIntegration,
   LIMITS,
   type SearchRequest,
   SearchRequestSchema,
@@ -42,7 +43,7 @@ const PLAIN_FIELDS: ReadonlyMap<string, Check> = new Map<string, Check>([
   ['ignoreInvalidURLs', isBoolean],
   ['highlights', isBoolean],
   ['origin', isString],
-  ['integration', isString],
+  ['integration', isIntegration],
   ['filter', isString],
   ['lang', isString],
 ]);

@@ -18,6 +18,12 @@ const THREAT_PROTECTION_BODY = JSON.stringify({
   error: ERROR_MESSAGES.threatProtectionNotEnabled,
 });
 
+/** `__agentInterop` is for the hosted service's own agents: its secret is never the caller's. */
+const AGENT_INTEROP_BODY = JSON.stringify({
+  success: false,
+  error: ERROR_MESSAGES.agentInteropInvalid,
+});
+
 export function searchRoutes(app: FastifyInstance, state: SandboxState): void {
   // A plain function: on the common path the answer is sent before it returns, and returning
   // nothing spares Fastify from awaiting the reply.
@@ -35,6 +41,10 @@ export function searchRoutes(app: FastifyInstance, state: SandboxState): void {
         sendJson(reply, 400, refused);
         return;
       }
+    }
+    if (body.__agentInterop) {
+      sendJson(reply, 403, AGENT_INTEROP_BODY);
+      return;
     }
     if (
       (body.threatProtection || body.scrapeOptions?.threatProtection) &&

@@ -78,6 +78,18 @@ describe('ScrapeOptionsSchema: bounds', () => {
     `);
   });
 
+  it('fastMode: a boolean, as the hosted service accepts and the Python client sends', () => {
+    valid({ fastMode: false });
+    valid({ fastMode: true });
+    expect(invalid({ fastMode: 'false' })).toHaveLength(1);
+  });
+
+  it("rejects the hosted service's internal scrape fields", () => {
+    for (const key of ['useMock', 'safeMode', '__experimental_omce', '__forceFirePDF']) {
+      expect(invalid({ [key]: true })).toEqual([`scrapeOptions: Unrecognized key: "${key}"`]);
+    }
+  });
+
   it('proxy basic|enhanced|auto', () => {
     for (const proxy of ['basic', 'enhanced', 'auto']) valid({ proxy });
     invalid({ proxy: 'residential' });

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import {
   DOMAIN_CONFLICT_MESSAGE,
   DOMAIN_MESSAGE,
+  INTEGRATION_MESSAGE,
+  INTEGRATIONS,
+  isIntegration,
   isTbs,
   SearchRequestObjectSchema,
   SearchRequestSchema,
@@ -69,10 +72,25 @@ describe('SearchRequestSchema: keys', () => {
     `);
   });
 
-  it('accepts origin and integration strings, nothing else for them', () => {
-    ok({ query: 'q', origin: 'js-sdk@4.42.0', integration: 'n8n' });
+  it('accepts origin strings, nothing else for it', () => {
+    ok({ query: 'q', origin: 'js-sdk@4.42.0' });
+    ok({ query: 'q', origin: 'python-sdk@4.3.0' });
     expect(searchIssues({ query: 'q', origin: 5 })[0]).toMatch(/^origin: /);
+  });
+
+  it("integration: only the hosted service's names (or its `_` internal names)", () => {
+    for (const integration of INTEGRATIONS) ok({ query: 'q', integration });
+    ok({ query: 'q', integration: '_internal' });
+    for (const integration of ['my-app', 'N8N', ' n8n', '', 'js-sdk']) {
+      expect(searchIssues({ query: 'q', integration })).toEqual([
+        `integration: ${INTEGRATION_MESSAGE}`,
+      ]);
+    }
     expect(searchIssues({ query: 'q', integration: null })[0]).toMatch(/^integration: /);
+    expect(INTEGRATIONS).toContain('n8n');
+    expect(isIntegration('zapier')).toBe(true);
+    expect(isIntegration('zapier2')).toBe(false);
+    expect(isIntegration(1)).toBe(false);
   });
 
   it('accepts the hosted-service extras filter, lang and __agentInterop', () => {
@@ -83,6 +101,24 @@ describe('SearchRequestSchema: keys', () => {
       __agentInterop: { auth: 'x', requestId: 'r', shouldBill: false, extra: 1 },
     });
     expect(parsed.__agentInterop).toEqual({ auth: 'x', requestId: 'r', shouldBill: false });
+  });
+
+  it('__agentInterop needs auth, requestId and shouldBill, as the hosted service does', () => {
+    expect(searchIssues({ query: 'q', __agentInterop: {} })).toEqual([
+      '__agentInterop.auth: Invalid input: expected string, received undefined',
+      '__agentInterop.requestId: Invalid input: expected string, received undefined',
+      '__agentInterop.shouldBill: Invalid input: expected boolean, received undefined',
+    ]);
+    expect(
+      searchIssues({ query: 'q', __agentInterop: { auth: 'x', requestId: 'r', shouldBill: 'no' } }),
+    ).toHaveLength(1);
+    expect(searchIssues({ query: 'q', __agentInterop: 'x' })[0]).toMatch(/^__agentInterop: /);
+  });
+
+  it("rejects the hosted service's internal top-level fields", () => {
+    for (const key of ['__searchPreviewToken', 'asyncScraping', '__experimental_omce']) {
+      expect(searchIssues({ query: 'q', [key]: true })).toEqual([`: Unrecognized key: "${key}"`]);
+    }
   });
 
   it('exposes an unrefined object schema for extension', () => {

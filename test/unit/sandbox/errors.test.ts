@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   ERROR_MESSAGES,
+  INTEGRATION_MESSAGE,
   RATE_LIMIT_RETRY_AFTER_PATTERN,
   rateLimitMessage,
   SearchRequestSchema,
@@ -75,6 +76,56 @@ describe('error answers of POST /v2/search', () => {
     sandbox = app();
     const res = await search(sandbox, { query: 'hello', origin: 'js-sdk@4.42.0' });
     expect(res.status).toBe(200);
+  });
+
+  it("integration takes only the hosted service's names (400 naming them otherwise)", async () => {
+    sandbox = app();
+    for (const integration of ['n8n', 'zapier', '_internal-caller']) {
+      expect((await search(sandbox, { query: 'hello', integration })).status).toBe(200);
+    }
+    const res = await search(sandbox, { query: 'hello', integration: 'my-app' });
+    expect(res.status).toBe(400);
+    expect(res.json().details).toEqual([
+      { code: 'custom', path: ['integration'], message: INTEGRATION_MESSAGE },
+    ]);
+    expect(INTEGRATION_MESSAGE).toMatch(/^Invalid enum value\. Expected 'dify' \| 'zapier' \| /);
+  });
+
+  it('__agentInterop: 400 without its three fields, else 403 as for any outside caller', async () => {
+    sandbox = app();
+    const partial = await search(sandbox, {
+      query: 'x',
+      __agentInterop: { requestId: 'r', shouldBill: false },
+    });
+    expect(partial.status).toBe(400);
+    expect(partial.json().details.map((d: { path: unknown[] }) => d.path)).toEqual([
+      ['__agentInterop', 'auth'],
+    ]);
+    const full = await search(sandbox, {
+      query: 'x',
+      __agentInterop: { auth: 'guess', requestId: 'r', shouldBill: false },
+    });
+    expect(full.status).toBe(403);
+    expect(full.body).toBe(
+      JSON.stringify({ success: false, error: ERROR_MESSAGES.agentInteropInvalid }),
+    );
+    expect(sandbox.sandbox.ledger().teams.sandbox?.creditsCharged ?? 0).toBe(0);
+  });
+
+  it("rejects the hosted service's internal fields, at the top and in scrapeOptions", async () => {
+    sandbox = app();
+    for (const [body, path] of [
+      [{ query: 'x', __searchPreviewToken: 't' }, []],
+      [{ query: 'x', asyncScraping: true }, []],
+      [{ query: 'x', scrapeOptions: { useMock: 'fixture' } }, ['scrapeOptions']],
+      [{ query: 'x', scrapeOptions: { __experimental_omce: true } }, ['scrapeOptions']],
+    ] as const) {
+      const res = await search(sandbox, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.json().details).toEqual([
+        expect.objectContaining({ code: 'unrecognized_keys', path }),
+      ]);
+    }
   });
 
   it('413 for a body over 10 MB', async () => {
@@ -193,7 +244,10 @@ describe('hostedRules: what the hosted service refuses beyond the reference', ()
     sandbox = app({ hostedRules: true, threatProtectionTeams: ['sandbox'] });
     const res = await search(sandbox, c.body);
     if (c.hosted_service === 'valid') {
-      expect(res.status).toBe(200);
+      // A valid __agentInterop passes validation; the service then refuses a caller that is
+      // not one of its own agents.
+      const interop = typeof c.body === 'object' && c.body !== null && '__agentInterop' in c.body;
+      expect(res.status).toBe(interop ? 403 : 200);
       return;
     }
     expect(res.status).toBe(400);

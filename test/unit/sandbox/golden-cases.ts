@@ -148,7 +148,11 @@ const SEARCHES: unknown[] = [
     integration: 'n8n',
     limit: 3,
   },
-  { query: 'weather', __agentInterop: { requestId: 'r1', shouldBill: false, extra: 1 }, limit: 3 },
+  {
+    query: 'weather',
+    __agentInterop: { auth: 'a', requestId: 'r1', shouldBill: false, extra: 1 },
+    limit: 3,
+  },
   { query: 'weather', enterprise: ['zdr'], limit: 12 },
   { query: 'weather', enterprise: ['anon'], limit: 12 },
   { query: 'weather', limit: 11, sources: ['web', 'news'] },
@@ -241,6 +245,8 @@ const SEARCHES: unknown[] = [
     limit: 3,
   },
   { query: 'scrape many', scrapeOptions: { formats: ['markdown'] }, limit: 20 },
+  // As the official Python client sends scrape options (fastMode with every set).
+  { query: 'scrape', scrapeOptions: { formats: ['markdown'], fastMode: false }, limit: 3 },
 ];
 
 /** Bodies the sandbox must reject, each with its exact 400 answer. */
@@ -276,6 +282,9 @@ const INVALID: unknown[] = [
   { query: 'x', timeout: -5 },
   { query: 'x', highlights: 'true', ignoreInvalidURLs: 0 },
   { query: 'x', origin: null, integration: 1 },
+  { query: 'x', integration: 'not-an-integration' },
+  { query: 'x', __agentInterop: { requestId: 'r1', shouldBill: false } },
+  { query: 'x', __searchPreviewToken: 't', scrapeOptions: { useMock: 'm' } },
   { query: 'x', sources: 'web' },
   { query: 'x', sources: [null] },
   { query: 'x', limit: 1e21 },

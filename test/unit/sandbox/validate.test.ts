@@ -7,6 +7,7 @@ import { plainSearchRequest, validateSearchRequest } from '../../../src/sandbox/
 const value = fc.oneof(
   fc.string({ maxLength: 8 }),
   fc.constantFrom('', 'web', 'news', 'images', 'video', 'a'.repeat(500), 'a'.repeat(501)),
+  fc.constantFrom('n8n', 'zapier', '_internal', 'my-app', 'N8N'),
   fc.constantFrom(0, -0, 1, 5, 5.5, 100, 101, -5, 1e21, 2 ** 53, Number.MAX_SAFE_INTEGER),
   fc.integer({ min: -3, max: 120 }),
   fc.boolean(),
@@ -54,6 +55,7 @@ describe('plain search bodies', () => {
     for (const input of [
       { query: 'bench 1', limit: 1 },
       { query: 'x', limit: 100, sources: ['web', 'news', 'images'], origin: 'js-sdk@4.42.0' },
+      { query: 'x', integration: 'n8n', origin: 'python-sdk@4.3.0', limit: 5, timeout: 300000 },
       { query: 'x', sources: [], country: 'DE', safe: true, timeout: 5000, highlights: false },
     ]) {
       expect(plainSearchRequest(input)).toStrictEqual(SearchRequestSchema.parse(input));
@@ -70,6 +72,7 @@ describe('plain search bodies', () => {
       { query: 'x', sources: ['web', { type: 'news' }] },
       { query: 'x', tbs: 'qdr:d' },
       { query: 'x', bogus: 1 },
+      { query: 'x', integration: 'my-app' },
       JSON.parse('{"query":"x","__proto__":{"limit":2}}'),
       null,
       [],
