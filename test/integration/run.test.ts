@@ -42,6 +42,33 @@ function ledgerCredits(harness: Harness, team = 'sandbox'): number {
   return harness.sandbox.ledger().teams[team]?.creditsCharged ?? 0;
 }
 
+/** The request of every call of the run answered 200 whose body could not be read. */
+function requestsOfUnreadable200s(harness: Harness, runId: string): string[] {
+  const db = new Database(harness.settings.dbPath, { readonly: true });
+  try {
+    return db
+      .prepare(
+        `SELECT t.request_json FROM calls c JOIN tasks t ON t.run_id = c.run_id AND t.task_key = c.task_key
+         WHERE c.run_id = ? AND c.status = 200 AND c.credits_used IS NULL`,
+      )
+      .pluck()
+      .all(runId) as string[];
+  } finally {
+    db.close();
+  }
+}
+
+/** `creditsUsed` of the sandbox's answer to a search body. */
+async function creditsOf(harness: Harness, body: string): Promise<number> {
+  const res = await fetch(`${harness.sandbox.url}/v2/search`, {
+    method: 'POST',
+    headers: { authorization: 'Bearer fc-sandbox', 'content-type': 'application/json' },
+    body,
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { creditsUsed: number }).creditsUsed;
+}
+
 function ledgerAnswers(harness: Harness, team = 'sandbox'): number {
   const calls = harness.sandbox.ledger().teams[team]?.calls ?? {};
   return Object.values(calls).reduce((a, b) => a + b, 0);
@@ -106,7 +133,17 @@ describe('harvest run', () => {
     }
     // Malformed 200s are billed by the service and recorded as calls of unknown cost.
     expect(summary.calls).toBe(ledgerAnswers(h) + h.sandbox.ledger().teams.sandbox!.dropped);
-    expect(summary.creditsUsed).toBeLessThanOrEqual(ledgerCredits(h));
+    const billed = ledgerCredits(h);
+    const unknownCost = requestsOfUnreadable200s(h, runId);
+    expect(unknownCost.length).toBeGreaterThan(0);
+    expect(unknownCost.length).toBeLessThanOrEqual(summary.unknownCostCalls);
+    // What those calls cost: the sandbox answers a request the same way every time, so asking
+    // again without faults tells each one's creditsUsed.
+    h.sandbox.control.setFaults({});
+    let unread = 0;
+    for (const body of unknownCost) unread += await creditsOf(h, body);
+    expect(summary.creditsUsed).toBeGreaterThan(0);
+    expect(summary.creditsUsed + unread).toBe(billed);
   });
 });
 
@@ -178,7 +215,9 @@ describe('harvest run: errors that stop a task or the queue', () => {
     expect(final.failed).toBeGreaterThan(0);
     const report = h.runtime.store.runStatus(runId)!;
     expect(report.errors.failedTasksByCode).toEqual({ BUDGET_EXCEEDED: final.failed });
-    expect(report.calls.creditsUsed).toBeLessThanOrEqual(7);
+    expect(final.done).toBeGreaterThan(0);
+    expect(report.calls.creditsUsed).toBeGreaterThan(0);
+    expect(report.calls.creditsUsed).toBe(ledgerCredits(h));
     expect(ledgerCredits(h)).toBeLessThanOrEqual(7);
   });
 
@@ -203,9 +242,10 @@ describe('harvest run: errors that stop a task or the queue', () => {
     const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
     expect(final.status).toBe('completed');
     expect(final.done).toBe(10);
-    expect(h.runtime.store.calls.summary(runId).byOutcome.PAYMENT_REQUIRED).toBeGreaterThanOrEqual(
-      1,
-    );
+    const summary = h.runtime.store.calls.summary(runId);
+    expect(summary.byOutcome.PAYMENT_REQUIRED).toBeGreaterThanOrEqual(1);
+    expect(summary.creditsUsed).toBeGreaterThan(0);
+    expect(summary.creditsUsed).toBe(ledgerCredits(h));
   });
 
   it('pauses on 401 and never lets the API key reach logs, the database or error output', async () => {
