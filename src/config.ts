@@ -144,6 +144,41 @@ export class SettingsError extends Error {
   }
 }
 
+/**
+ * The secrets the environment holds, for scrubbing them from what harvest prints, read even
+ * when the settings do not parse: the API key, the Redis password, the webhook and dashboard
+ * secrets.
+ */
+export function secretsOf(env: NodeJS.ProcessEnv = process.env): string[] {
+  const secrets = [env.HARVEST_API_KEY, env.HARVEST_NOTIFY_SECRET, env.HARVEST_DASHBOARD_PASSWORD];
+  const password = redisPassword(env.REDIS_URL);
+  if (password) secrets.push(password, encodeURIComponent(password));
+  return secrets.filter((s): s is string => typeof s === 'string' && s.length > 0);
+}
+
+function redisPassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const password = new URL(url).password;
+    return password ? decodeURIComponent(password) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `url` with its password (if any) shown as `***`: how a Redis address is printed. */
+export function maskUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.password) return url;
+    parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    // Not a URL: print nothing of what may be a secret after the scheme.
+    return url.replace(/\/\/[^@/]*@/, '//***@');
+  }
+}
+
 export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
   const parsed = EnvSchema.safeParse(
     Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')),

@@ -1,15 +1,16 @@
-/** What every command gets: settings parsed once (lazily, so `--help` never needs them). */
-import { loadSettings, type Settings } from '../config.ts';
+/** What every command gets: settings parsed once, on first use (so `--help` never needs them). */
+import type { Settings } from '../config.ts';
 
 export interface CommandContext {
   settings(): Settings;
 }
 
-export function createContext(env: NodeJS.ProcessEnv = process.env): CommandContext {
+/** A context whose settings come from `load`, called at most once. */
+export function createContext(load: () => Settings): CommandContext {
   let cached: Settings | undefined;
   return {
     settings() {
-      cached ??= loadSettings(env);
+      cached ??= load();
       return cached;
     },
   };

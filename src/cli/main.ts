@@ -1,36 +1,74 @@
 /**
  * The `harvest` binary. Commands live one per file in ./commands and register themselves on
- * the program; they return or throw, and this file alone maps errors to messages and exit codes
- * (through ./report-error.ts).
+ * the program; only the command asked for is loaded (./commands/index.ts). Commands return or
+ * throw, and this file alone maps errors to messages and exit codes (through ./report-error.ts,
+ * with the codes of ./exit-codes.ts). The environment is read only through src/config.ts.
  */
 import { Command, CommanderError } from 'commander';
-import { COMMANDS } from './commands/index.ts';
-import { createContext } from './context.ts';
-import { reportError } from './report-error.ts';
+import { COMMANDS, requestedCommand } from './commands/index.ts';
+import { type CommandContext, createContext } from './context.ts';
+import { EXIT, EXIT_CODES_HELP } from './exit-codes.ts';
+
+type Config = typeof import('../config.ts');
 
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
-  const ctx = createContext();
+  // Loaded once a command runs: `--help` and usage errors never parse the environment.
+  let config: Config | undefined;
+  const ctx: CommandContext = createContext(() => {
+    if (!config) throw new Error('settings were read before the command started');
+    return config.loadSettings();
+  });
   const program = new Command('harvest')
     .description('Run YAML pipelines of web searches against the Web Data Service API v2.')
     .version('0.1.0')
     .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', EXIT_CODES_HELP)
     .exitOverride();
-  for (const register of COMMANDS) register(program, ctx);
+  await registerCommands(program, ctx, argv.slice(2));
   // `--json` asks for JSON on stdout, errors included; known once the command's flags are parsed.
   let json = false;
-  program.hook('preAction', (_program, command) => {
+  program.hook('preAction', async (_program, command) => {
     json = command.opts().json === true;
+    config = await import('../config.ts');
   });
 
   try {
     await program.parseAsync([...argv]);
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.OK;
   } catch (error) {
+    // Help and the version: commander printed them, nothing to report.
+    if (error instanceof CommanderError && error.exitCode === 0) return EXIT.OK;
     // A usage error stops commander before preAction: the flag is looked for by hand then.
-    const wantsJson = json || (error instanceof CommanderError && argv.includes('--json'));
-    return reportError(error, process.env.HARVEST_API_KEY, wantsJson);
+    const wantsJson = json || argv.includes('--json');
+    const [{ reportError }, { secretsOf }] = await Promise.all([
+      import('./report-error.ts'),
+      import('../config.ts'),
+    ]);
+    return reportError(error, secretsOf(), wantsJson);
   }
 }
 
-const code = await main();
-process.exitCode = code;
+/**
+ * The command asked for is registered in full; the others by name and summary only, which is
+ * all the program's help (and commander's "did you mean") needs.
+ */
+async function registerCommands(
+  program: Command,
+  ctx: CommandContext,
+  args: readonly string[],
+): Promise<void> {
+  const requested = requestedCommand(args);
+  const register = requested ? await requested.load() : undefined;
+  for (const entry of COMMANDS) {
+    if (entry === requested && register) register(program, ctx);
+    else program.command(entry.name).helpOption(false).allowUnknownOption();
+    program.commands.at(-1)?.summary(entry.summary);
+  }
+  const terms = new Map(COMMANDS.map((entry) => [entry.name, entry.term]));
+  const help = program.createHelp();
+  program.configureHelp({
+    subcommandTerm: (command) => terms.get(command.name()) ?? help.subcommandTerm(command),
+  });
+}
+
+process.exitCode = await main();

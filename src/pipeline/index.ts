@@ -23,7 +23,7 @@ export {
   type Path,
   pathToString,
 } from './issues.ts';
-export { MAX_PIPELINE_BYTES } from './load.ts';
+export { MAX_NESTING, MAX_PIPELINE_BYTES } from './load.ts';
 export { type Plan, plan, planTasks, type Task, type TaskStream } from './plan.ts';
 export { MAX_EXPANDED_SEARCHES, MEDIA_OPTIONS, type MediaOption } from './rules.ts';
 export {

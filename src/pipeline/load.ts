@@ -112,8 +112,13 @@ export function parseYaml(text: string): YamlResult {
     (problem) => problem.code !== 'TAG_RESOLVE_FAILED',
   );
   for (const problem of problems) {
+    const plain = PLAIN_PROBLEMS[problem.code];
     findings.push(
-      positioned('YAML_SYNTAX', firstLine(problem.message), locator.at(problem.pos[0])),
+      positioned(
+        plain?.code ?? 'YAML_SYNTAX',
+        plain?.message ?? firstLine(problem.message),
+        locator.at(problem.pos[0]),
+      ),
     );
   }
   visit(doc, {
@@ -146,7 +151,16 @@ export function parseYaml(text: string): YamlResult {
     };
   }
   try {
-    return { ok: true, data: doc.toJS({ maxAliasCount: 0 }), locator };
+    const data: unknown = doc.toJS({ maxAliasCount: 0 });
+    if (nestingDepth(data) > MAX_NESTING) {
+      const finding = positioned(
+        'YAML_TOO_DEEP',
+        `the YAML nests more than ${MAX_NESTING} levels deep; a pipeline needs a few (an indentation slip, or a generated file?)`,
+        START,
+      );
+      return { ok: false, findings: [finding], locator };
+    }
+    return { ok: true, data, locator };
   } catch (error) {
     const finding = positioned(
       'YAML_SYNTAX',
@@ -155,6 +169,39 @@ export function parseYaml(text: string): YamlResult {
     );
     return { ok: false, findings: [finding], locator };
   }
+}
+
+/** Deepest nesting of mappings and lists accepted in a pipeline file. */
+export const MAX_NESTING = 64;
+
+/**
+ * Problems of the yaml parser said for a person writing a pipeline (its own messages speak to
+ * programmers: "please use YAML.parseAllDocuments()").
+ */
+const PLAIN_PROBLEMS: Partial<Record<string, { code: string; message: string }>> = {
+  MULTIPLE_DOCS: {
+    code: 'YAML_SEVERAL_DOCUMENTS',
+    message:
+      'a pipeline file holds one YAML document, and a `---` line here starts another: put each pipeline in its own file',
+  },
+  RESOURCE_EXHAUSTION: {
+    code: 'YAML_TOO_DEEP',
+    message: `the YAML nests too deeply to read (a pipeline needs a few levels, at most ${MAX_NESTING}): unclosed [ or { brackets?`,
+  },
+};
+
+/** How deeply `value` nests arrays and objects (0 for a scalar), without recursion. */
+export function nestingDepth(value: unknown): number {
+  let deepest = 0;
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop()!;
+    if (node === null || typeof node !== 'object') continue;
+    if (depth + 1 > deepest) deepest = depth + 1;
+    if (deepest > MAX_NESTING) return deepest;
+    for (const child of Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return deepest;
 }
 
 function positioned(

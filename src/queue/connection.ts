@@ -1,5 +1,6 @@
 /** Redis connections for queues and workers (ioredis). */
 import { Redis } from 'ioredis';
+import { maskUrl } from '../config.ts';
 import { HarvestError } from '../errors.ts';
 
 /**
@@ -30,7 +31,7 @@ export async function assertRedisReachable(url: string, timeoutMs = 3000): Promi
   } catch (error) {
     throw new HarvestError(
       'REDIS_UNREACHABLE',
-      `Redis is not reachable at ${url}. Start it with \`docker compose up -d redis\` or ` +
+      `Redis is not reachable at ${maskUrl(url)}. Start it with \`docker compose up -d redis\` or ` +
         '`redis-server --daemonize yes`, or point REDIS_URL at a running server.',
       { cause: error, exitCode: 3 },
     );

@@ -9,6 +9,7 @@
  */
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { ERROR_CODES, ERROR_MESSAGES, LIMITS, unknownErrorMessage } from '../contract/index.ts';
+import { HarvestError, UsageError } from '../errors.ts';
 import { uuidv7 } from './ids.ts';
 import type { LedgerSnapshot } from './ledger.ts';
 import { resolveOptions, type SandboxKey, type SandboxOptions } from './options.ts';
@@ -133,11 +134,50 @@ function errorHandler(
   );
 }
 
+/**
+ * Listens, turning the refusals a person can act on into one line with an exit code: a port in
+ * use or not allowed (3, the environment), a port or an address that cannot be (2, bad input).
+ */
+async function listen(app: FastifyInstance, host: string, port: number): Promise<void> {
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new UsageError(
+      `--port ${port}: a port is a whole number from 0 to 65535 (0 picks a free one)`,
+    );
+  }
+  try {
+    await app.listen({ port, host });
+  } catch (error) {
+    await app.close().catch(() => {});
+    const code = (error as { code?: unknown }).code;
+    const where = `${host}:${port}`;
+    if (code === 'EADDRINUSE') {
+      throw new HarvestError(
+        'PORT_IN_USE',
+        `${where} is in use (another sandbox?): pick another --port, or --port 0 for a free one`,
+        { cause: error, exitCode: 3 },
+      );
+    }
+    if (code === 'EACCES' || code === 'EPERM') {
+      throw new HarvestError(
+        'PORT_FORBIDDEN',
+        `not allowed to listen on ${where} (ports below 1024 need privileges): pick another --port`,
+        { cause: error, exitCode: 3 },
+      );
+    }
+    if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+      throw new UsageError(`cannot listen on ${host}: no such address on this host (--host)`, {
+        cause: error,
+      });
+    }
+    throw error;
+  }
+}
+
 /** Builds the app and listens; `port: 0` picks a free port (read it from `url`). */
 export async function startSandbox(options: SandboxOptions = {}): Promise<RunningSandbox> {
   const app = buildSandboxApp(options);
   const host = options.host ?? '127.0.0.1';
-  await app.listen({ port: options.port ?? 0, host });
+  await listen(app, host, options.port ?? 0);
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : options.port;
   const urlHost =

@@ -16,6 +16,7 @@ import { createMediaTable, type MediaTable } from './media.ts';
 import { createMediaReports, type MediaReports } from './media-report.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 import { createNotificationsTable, type NotificationsTable } from './notifications.ts';
+import { directoryError, folderError, openError } from './open-errors.ts';
 import { createPipelinesTable, type PipelinesTable } from './pipelines.ts';
 import { createReports, type Reports } from './reports.ts';
 import {
@@ -84,23 +85,40 @@ export interface Store extends Reports, MediaReports {
 export function openStore(dbPath: string, options: OpenStoreOptions = {}): Store {
   const file = path.resolve(dbPath);
   const readonly = options.readonly ?? false;
+  if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw directoryError(file);
   if (readonly && !fs.existsSync(file)) {
-    throw new HarvestError('STORE_NOT_FOUND', `no harvest database at ${file}`);
+    throw new HarvestError(
+      'STORE_NOT_FOUND',
+      `no harvest database at ${file}: nothing has run with it yet (set HARVEST_DB, or HARVEST_DATA_DIR, to where runs were recorded)`,
+      { exitCode: 2 },
+    );
   }
-  if (!readonly) fs.mkdirSync(path.dirname(file), { recursive: true });
+  if (!readonly) {
+    const folder = path.dirname(file);
+    try {
+      fs.mkdirSync(folder, { recursive: true });
+    } catch (error) {
+      throw folderError(file, folder, error);
+    }
+  }
 
-  const db = new Sqlite(file, {
-    readonly,
-    fileMustExist: readonly,
-    timeout: options.busyTimeoutMs ?? 5000,
-  });
+  let db: Database;
+  try {
+    db = new Sqlite(file, {
+      readonly,
+      fileMustExist: readonly,
+      timeout: options.busyTimeoutMs ?? 5000,
+    });
+  } catch (error) {
+    throw openError(file, readonly, error);
+  }
   try {
     configure(db, readonly, options.busyTimeoutMs ?? 5000, options.synchronous ?? 'full');
     migrate(db, file, readonly);
     return buildStore(db, file, readonly, options.now ?? systemClock);
   } catch (error) {
     db.close();
-    throw error;
+    throw openError(file, readonly, error);
   }
 }
 

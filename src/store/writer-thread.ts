@@ -30,7 +30,10 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-const ENTRY = new URL('./writer-thread-entry.js', import.meta.url);
+// Compiled (dist/), the worker module runs as it is; from the sources, an entry registers tsx.
+const ENTRY = import.meta.url.endsWith('.js')
+  ? new URL('./writer-thread-worker.js', import.meta.url)
+  : new URL('./writer-thread-entry.js', import.meta.url);
 const YOUNG_GENERATION_MB = 8;
 
 export class StoreWriterThread implements EventWriter {

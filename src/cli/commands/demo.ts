@@ -9,7 +9,12 @@ import { assertRedisReachable } from '../../queue/connection.ts';
 import type { CommandContext } from '../context.ts';
 import { positiveInt } from './run.ts';
 
-const EXAMPLE = fileURLToPath(new URL('../../../pipelines/demo.yaml', import.meta.url));
+// From src/cli/commands/ (or dist/src/cli/commands/ when compiled) up to the package's root.
+const ROOT = new URL(
+  import.meta.url.includes('/dist/src/') ? '../../../../' : '../../../',
+  import.meta.url,
+);
+const EXAMPLE = fileURLToPath(new URL('pipelines/demo.yaml', ROOT));
 
 export function registerDemo(program: Command, ctx: CommandContext): void {
   program

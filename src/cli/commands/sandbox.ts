@@ -32,9 +32,20 @@ interface SandboxFlags {
   seed?: string;
 }
 
+/** `--port`: a whole number from 0 to 65535. */
+export function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65_535) {
+    throw new UsageError(
+      `--port: a port is a whole number from 0 to 65535 (0 picks a free one), got "${text}"`,
+    );
+  }
+  return port;
+}
+
 export function sandboxOptionsFromFlags(flags: SandboxFlags): SandboxOptions {
   const options: SandboxOptions = {
-    port: parseCount('--port', flags.port),
+    port: parsePort(flags.port),
     host: flags.host,
     retryAfterHeader: Boolean(flags.retryAfterHeader),
     hostedRules: Boolean(flags.hostedRules),

@@ -50,10 +50,10 @@ describe('reportError', () => {
       status: 400,
       details: [{ path: ['prompt'], message: 'too long' }],
     });
-    expect(reportError(error, 'fc-secret-key', false)).toBe(2);
+    expect(reportError(error, ['fc-secret-key'], false)).toBe(2);
     expect(err).toEqual(['harvest: HTTP 400: bad prompt from [redacted]']);
     expect(out).toEqual([]);
-    expect(reportError(error, 'fc-secret-key', true)).toBe(2);
+    expect(reportError(error, ['fc-secret-key'], true)).toBe(2);
     expect(JSON.parse(out.join(''))).toEqual({
       ok: false,
       error: {
@@ -70,15 +70,55 @@ describe('reportError', () => {
   it('usage errors of commander become JSON too, help and version stay exit 0', () => {
     capture();
     const usage = new CommanderError(1, 'commander.missingMandatoryOptionValue', 'error: no --url');
-    expect(reportError(usage, undefined, true)).toBe(2);
+    expect(reportError(usage, [], true)).toBe(2);
     expect(JSON.parse(out.join(''))).toEqual({
       ok: false,
       error: { code: 'USAGE', message: 'error: no --url', exitCode: 2 },
     });
     out.length = 0;
-    expect(
-      reportError(new CommanderError(0, 'commander.helpDisplayed', '(help)'), undefined, true),
-    ).toBe(0);
+    expect(reportError(new CommanderError(0, 'commander.helpDisplayed', '(help)'), [], true)).toBe(
+      0,
+    );
     expect(out).toEqual([]);
+  });
+});
+
+describe('secretsOf and maskUrl', () => {
+  it('finds the API key, the Redis password (decoded and as written) and the other secrets', async () => {
+    const { secretsOf } = await import('../../../src/config.ts');
+    expect(
+      secretsOf({
+        HARVEST_API_KEY: 'fc-key-1234',
+        REDIS_URL: 'redis://user:p%40ss-word@redis.internal:6379/0',
+        HARVEST_NOTIFY_SECRET: 'n'.repeat(16),
+      }),
+    ).toEqual(['fc-key-1234', 'n'.repeat(16), 'p@ss-word', 'p%40ss-word']);
+    expect(secretsOf({ REDIS_URL: 'redis://127.0.0.1:6379' })).toEqual([]);
+  });
+
+  it('shows a Redis address without its password', async () => {
+    const { maskUrl } = await import('../../../src/config.ts');
+    expect(maskUrl('redis://:hunter22@10.0.0.5:6379')).toBe('redis://:***@10.0.0.5:6379');
+    expect(maskUrl('rediss://default:s3cret@cache.example:6380/2')).toBe(
+      'rediss://default:***@cache.example:6380/2',
+    );
+    expect(maskUrl('redis://127.0.0.1:6379')).toBe('redis://127.0.0.1:6379');
+    expect(maskUrl('not a url://user:pw@x')).toBe('not a url://***@x');
+  });
+
+  it('an unexpected error keeps its stack, with the Redis password scrubbed', () => {
+    const err: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((text: unknown) => {
+      err.push(String(text));
+    });
+    const code = reportError(
+      new Error('connect to redis://:hunter22@x failed'),
+      ['hunter22'],
+      false,
+    );
+    vi.restoreAllMocks();
+    expect(code).toBe(1);
+    expect(err.join('\n')).not.toContain('hunter22');
+    expect(err.join('\n')).toContain('redis://:[redacted]@x');
   });
 });

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   formatIssue,
   loadPipelineFile,
+  MAX_NESTING,
   MAX_PIPELINE_BYTES,
   parsePipelineBytes,
 } from '../../../src/pipeline/index.ts';
@@ -50,10 +51,22 @@ describe('loading', () => {
     `);
   });
 
-  it('rejects several documents in one file', () => {
-    expect(messages('name: a\n---\nname: b\n')[0]).toMatch(
-      /^p\.yaml:2:1 \(file\): Source contains multiple documents/,
-    );
+  it('rejects several documents in one file, saying what to do', () => {
+    expect(messages('name: a\n---\nname: b\n')).toEqual([
+      'p.yaml:2:1 (file): a pipeline file holds one YAML document, and a `---` line here starts another: put each pipeline in its own file',
+    ]);
+  });
+
+  it('refuses YAML nested deeper than a pipeline can be, without blowing the stack', () => {
+    const flow = `name: x\nsearches: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`;
+    const [first] = messages(flow);
+    expect(first).toMatch(/^p\.yaml:2:\d+ \(file\): the YAML nests too deeply to read/);
+    const lines = ['name: x'];
+    for (let i = 0; i < 100; i++) lines.push(`${' '.repeat(i)}k${i}:`);
+    lines.push(`${' '.repeat(100)}v: 1`);
+    expect(messages(lines.join('\n'))).toEqual([
+      `p.yaml:1:1 (file): the YAML nests more than ${MAX_NESTING} levels deep; a pipeline needs a few (an indentation slip, or a generated file?)`,
+    ]);
   });
 
   it('reports an empty file', () => {

@@ -1,0 +1,37 @@
+/**
+ * harvest's exit codes: the one table every command uses. `harvest --help` prints it from
+ * here, and the README's "Exit codes" table says the same.
+ *
+ * The rule for an invalid pipeline: a checker that finds problems exits 1, as linters do
+ * (`validate`, `media verify`); a command given bad input to act on exits 2 (`plan`, `run`,
+ * `schedule apply` given an invalid pipeline).
+ */
+export const EXIT = {
+  /** Done as asked. */
+  OK: 0,
+  /** A checker found problems, a run finished with failed tasks, or an unexpected error. */
+  FAILED: 1,
+  /** Bad input: a flag, an argument, a file, a pipeline to act on, a setting, an API 400. */
+  BAD_INPUT: 2,
+  /**
+   * The environment refused: the API key (401) or its credits (402), Redis or the API not
+   * reachable, the database unusable (read-only, locked, not a database), a port in use.
+   */
+  ENVIRONMENT: 3,
+  /** Not finished: a run paused, interrupted (Ctrl-C), cancelled or no longer followed; a forced stop. */
+  NOT_FINISHED: 4,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** The table as `harvest --help` prints it. */
+export const EXIT_CODES_HELP = `
+Exit codes:
+  0  done as asked
+  1  a checker found problems (validate, media verify), a run finished with failed tasks,
+     or an unexpected error
+  2  bad input: a flag, a file, a pipeline given to plan or run, a setting, an API 400
+  3  the environment refused: the API key (401) or its credits (402), Redis or the API not
+     reachable, the database unusable (read-only, locked, not a database), a port in use
+  4  not finished: a run paused, interrupted (Ctrl-C of run --wait), cancelled; a forced stop
+With --json, errors too are JSON on stdout: {"ok": false, "error": {"code", "message", "exitCode"}}.`;
