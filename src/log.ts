@@ -34,6 +34,11 @@ export interface LoggerOptions {
    * (a given destination counts as a TTY only if it says so with `isTTY`).
    */
   format?: LogFormat;
+  /**
+   * Lines (their object argument) to leave out, e.g. the repeats of an error that is already
+   * reported once elsewhere. Children of the logger leave them out too.
+   */
+  drop?: (line: Record<string, unknown>) => boolean;
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
@@ -47,9 +52,20 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       name: options.name ?? 'harvest',
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       base: { pid: process.pid },
+      hooks: options.drop ? { logMethod: dropping(options.drop) } : undefined,
     },
     pretty ? prettyDestination(destination) : (options.destination ?? pino.destination(2)),
   );
+}
+
+function dropping(drop: (line: Record<string, unknown>) => boolean) {
+  return function logMethod(this: Logger, args: Parameters<pino.LogFn>, method: pino.LogFn) {
+    const [first] = args;
+    if (first !== null && typeof first === 'object' && drop(first as Record<string, unknown>)) {
+      return;
+    }
+    method.apply(this, args);
+  };
 }
 
 /**

@@ -40,11 +40,22 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
     if (error instanceof CommanderError && error.exitCode === 0) return EXIT.OK;
     // A usage error stops commander before preAction: the flag is looked for by hand then.
     const wantsJson = json || argv.includes('--json');
-    const [{ reportError }, { secretsOf }] = await Promise.all([
+    const [{ reportError }, { secretsOf }, { openError }] = await Promise.all([
       import('./report-error.ts'),
       import('../config.ts'),
+      import('../store/open-errors.ts'),
     ]);
-    return reportError(error, secretsOf(), wantsJson);
+    // SQLite refusing later than at open (locked, read-only, damaged): one line naming the file.
+    const dbPath = config ? safely(() => ctx.settings().dbPath) : undefined;
+    return reportError(openError(dbPath ?? 'the database', false, error), secretsOf(), wantsJson);
+  }
+}
+
+function safely<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,8 +1,10 @@
 /** What `harvest media` and `harvest media verify` do, loaded only when they run. */
+
 import type { Settings } from '../config.ts';
 import { HarvestError } from '../errors.ts';
 import { verifyFiles } from '../media/verify.ts';
 import { MEDIA_STATUSES, type MediaCounts, openStore, type Store } from '../store/index.ts';
+import { EXIT } from './exit-codes.ts';
 
 function print(text: string): void {
   process.stdout.write(`${text}\n`);
@@ -13,7 +15,7 @@ function openOrFail(settings: Settings, runId: string | undefined): Store {
   if (runId !== undefined && !store.runs.get(runId)) {
     store.close();
     throw new HarvestError('RUN_NOT_FOUND', `no run ${runId} in ${settings.dbPath}`, {
-      exitCode: 2,
+      exitCode: EXIT.BAD_INPUT,
     });
   }
   return store;

@@ -16,8 +16,20 @@ import { startLocalPool } from '../worker/local.ts';
 import type { Pool } from '../worker/pool.ts';
 import { exitCodeFor, type RunOptions } from './commands/run.ts';
 import type { CommandContext } from './context.ts';
+import { EXIT } from './exit-codes.ts';
 import { createProgressView, formatSummary } from './progress.ts';
+import { isRedisConnectionLog, type RedisWatch, watchRedis } from './redis-watch.ts';
 import { onStopSignals, restoreTerminal } from './signals.ts';
+
+/** Set once Redis has come back without the run's jobs: their errors are expected then. */
+const lostJobs = { value: false };
+/** Set once Redis has gone away: jobs it may have lost are expected to be missing then. */
+const redisLost = { value: false };
+
+function isMissingJobLog(line: { err?: unknown }): boolean {
+  const message = (line.err as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' && message.startsWith('Missing key for job');
+}
 
 /** How long `run --wait` waits for a worker before it says none is taking jobs, in ms. */
 const NO_WORKER_NOTICE_MS = 10_000;
@@ -28,7 +40,12 @@ export async function runCommand(
   opts: RunOptions,
 ): Promise<number> {
   const settings = ctx.settings();
-  const logger = createLogger({ level: settings.logLevel ?? 'warn', format: settings.logFormat });
+  // Redis going away is said once by the session's watch: its repeats stay out of the logs.
+  const logger = createLogger({
+    level: settings.logLevel ?? 'warn',
+    format: settings.logFormat,
+    drop: (line) => isRedisConnectionLog(line) || (redisLost.value && isMissingJobLog(line)),
+  });
   // A bad file or a missing key is reported before anything else is touched.
   const loaded = file ? await loadValidPipeline(file) : undefined;
   if (opts.local) requireApiKey(settings);
@@ -86,11 +103,13 @@ class RunSession {
       });
     }
     if (!this.#opts.wait && !this.#opts.local) {
-      process.stdout.write(`${runId}\n`);
+      process.stdout.write(
+        this.#opts.json ? `${JSON.stringify({ runId }, null, 2)}\n` : `${runId}\n`,
+      );
       process.stderr.write(
         `enqueued; start workers with \`harvest worker\`, follow with \`harvest status ${runId}\`\n`,
       );
-      return 0;
+      return EXIT.OK;
     }
     return this.#follow(runId);
   }
@@ -155,6 +174,7 @@ class RunSession {
     const view = createProgressView();
     this.#onForced = () => view.stop();
     let noticed = false;
+    const watch = await this.#watchRedis();
     const final = await waitForRun(this.#runtime, runId, {
       signal: this.#stopWaiting.signal,
       noWorkerAfterMs: this.#opts.local ? undefined : NO_WORKER_NOTICE_MS,
@@ -170,9 +190,16 @@ class RunSession {
         }
       },
     });
+    await watch.close();
     view.stop();
     if (this.#opts.json) process.stdout.write(`${JSON.stringify(final, null, 2)}\n`);
     else process.stdout.write(`${formatSummary(final, this.#settings.dbPath)}\n`);
+    if (lostJobs.value) {
+      process.stderr.write(
+        `resume with: harvest run --resume ${runId}${this.#opts.local ? ' --local' : ' --wait'} (SQLite knows every unfinished task)\n`,
+      );
+      return EXIT.NOT_FINISHED;
+    }
     if (final.status === 'interrupted' || final.status === 'cancelled' || final.paused) {
       process.stderr.write(
         `resume with: harvest run --resume ${runId}${this.#opts.local ? ' --local' : ' --wait'}\n`,
@@ -188,17 +215,47 @@ class RunSession {
   #onForced: () => void = () => {};
 
   /**
+   * One line when Redis stops answering, one when it is back. Back with its data, the run goes
+   * on by itself; back empty, the run's queued jobs are gone: a local run is stopped as
+   * interrupted, and the command ends saying how to resume.
+   */
+  #watchRedis(): Promise<RedisWatch> {
+    return watchRedis(this.#settings.redisUrl, this.#settings.queuePrefix, {
+      lost: (where, reason) => {
+        redisLost.value = true;
+        process.stderr.write(
+          `\nRedis at ${where} is not reachable (${reason}): waiting for it to come back; ` +
+            'what was recorded is safe in SQLite (Ctrl-C to stop)\n',
+        );
+      },
+      back: (keptData) => {
+        if (keptData) {
+          process.stderr.write('Redis is back: the run goes on\n');
+          return;
+        }
+        lostJobs.value = true;
+        process.stderr.write(
+          `\nRedis came back without the run's queued jobs (it restarted without saving them)\n`,
+        );
+        void this.#interrupt(true);
+      },
+    });
+  }
+
+  /**
    * First Ctrl-C. A local run is stopped (its queued jobs leave the queue, calls in flight
    * finish and are recorded, it shows as interrupted); a run worked elsewhere goes on, and
    * this command stops following it.
    */
-  async #interrupt(): Promise<void> {
+  async #interrupt(quietly = false): Promise<void> {
     this.#interrupted = true;
     this.#stopEnqueuing.abort();
     if (this.#opts.local && this.#runId) {
-      process.stderr.write(
-        `\nstopping run ${this.#runId}: calls in flight finish and are recorded (Ctrl-C again to stop at once)\n`,
-      );
+      if (!quietly) {
+        process.stderr.write(
+          `\nstopping run ${this.#runId}: calls in flight finish and are recorded (Ctrl-C again to stop at once)\n`,
+        );
+      }
       await stopRun(this.#runtime, this.#runId, 'interrupted').catch((error: unknown) =>
         this.#logger.error({ err: error }, 'could not stop the run'),
       );
@@ -215,6 +272,6 @@ class RunSession {
     await this.#pool
       ?.forceClose('stopped by the user before the answer arrived; the cost is unknown')
       .catch(() => {});
-    process.exit(4);
+    process.exit(EXIT.NOT_FINISHED);
   }
 }

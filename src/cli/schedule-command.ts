@@ -3,6 +3,7 @@
  * pipeline files, plan the changes (src/schedule/plan.ts), carry them out on the `runs` queue's
  * job schedulers, and print them.
  */
+
 import fs from 'node:fs';
 import path from 'node:path';
 import { Queue } from 'bullmq';
@@ -29,6 +30,7 @@ import { DEFAULT_TZ, formatInZone, isoInZone, upcomingTimes } from '../schedule/
 import { openStore, type TickRow } from '../store/index.ts';
 import type { ApplyOptions, ListOptions } from './commands/schedule.ts';
 import { resolvePipelinePaths } from './commands/validate.ts';
+import { EXIT } from './exit-codes.ts';
 
 function print(text: string): void {
   process.stdout.write(`${text}\n`);
@@ -62,7 +64,7 @@ async function readPipelines(paths: readonly string[]): Promise<AppliedPipeline[
   }
   if (problems.length > 0) {
     throw new HarvestError('PIPELINE_INVALID', `nothing applied:\n${problems.join('\n')}`, {
-      exitCode: 2,
+      exitCode: EXIT.BAD_INPUT,
     });
   }
   const dups = [...duplicateNames(applied)].map(([n, files]) => `${n}: ${files.join(', ')}`);
@@ -234,7 +236,7 @@ export async function removeCommand(
       'SCHEDULE_NOT_FOUND',
       `no schedule named ${name} (see \`harvest schedule ls\`)`,
       {
-        exitCode: 2,
+        exitCode: EXIT.BAD_INPUT,
       },
     );
   }

@@ -3,6 +3,7 @@
  * and are recorded), the second forces it. The terminal is always given back as it was (a
  * progress bar hides the cursor and may turn off line wrap).
  */
+import { EXIT } from './exit-codes.ts';
 
 /** Shows the cursor and turns line wrap back on, when stderr is a terminal. */
 export function restoreTerminal(stream: NodeJS.WriteStream = process.stderr): void {
@@ -34,7 +35,8 @@ export function onStopSignals(handlers: TwoStageHandlers): () => void {
 
 /**
  * For a command that serves until stopped (`sandbox`, `dashboard`): resolves once SIGINT or
- * SIGTERM has come and `close` has finished; a second signal exits at once (130).
+ * SIGTERM has come and `close` has finished (exit 0); a second signal exits at once (4, a
+ * forced stop).
  */
 export function serveUntilStopped(close: () => Promise<void>): Promise<void> {
   return new Promise((resolve) => {
@@ -44,7 +46,7 @@ export function serveUntilStopped(close: () => Promise<void>): Promise<void> {
         remove();
         resolve();
       },
-      second: () => process.exit(130),
+      second: () => process.exit(EXIT.NOT_FINISHED),
     });
   });
 }

@@ -8,12 +8,17 @@ import { HarvestError } from '../errors.ts';
  * should fail fast instead, so a missing Redis is reported rather than waited on forever.
  */
 export function createRedis(url: string, role: 'worker' | 'client'): Redis {
-  return new Redis(url, {
+  const redis = new Redis(url, {
     maxRetriesPerRequest: role === 'worker' ? null : 2,
     enableOfflineQueue: true,
     lazyConnect: false,
     connectionName: `harvest-${role}`,
   });
+  // Without a listener ioredis prints every failed reconnection ("Unhandled error event"); the
+  // commands that live with Redis say once that it is gone (src/cli/redis-watch.ts), and the
+  // commands sent meanwhile fail on their own.
+  redis.on('error', () => {});
+  return redis;
 }
 
 /** Pings Redis once, with a clear error that says how to start it. */

@@ -25,6 +25,10 @@ export async function openRuntime(settings: Settings): Promise<Runtime> {
   const redis = createRedis(settings.redisUrl, 'client');
   const searchQueue = new Queue(QUEUES.search, { connection: redis, prefix: settings.queuePrefix });
   const storeQueue = new Queue(QUEUES.store, { connection: redis, prefix: settings.queuePrefix });
+  // Without listeners BullMQ prints every failed reconnection; Redis going away is said once
+  // by the command (src/cli/redis-watch.ts), and each operation fails on its own.
+  searchQueue.on('error', () => {});
+  storeQueue.on('error', () => {});
   return {
     settings,
     store,

@@ -83,6 +83,10 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   const keys = harvestKeys(prefix);
   const searchQueue = new Queue(QUEUES.search, { connection, prefix });
   const storeQueue = new Queue(QUEUES.store, { connection, prefix });
+  // Without listeners BullMQ prints every failed reconnection; Redis going away is said once
+  // by the command (src/cli/redis-watch.ts), and each operation fails on its own.
+  searchQueue.on('error', () => {});
+  storeQueue.on('error', () => {});
   const has = (role: Role) => roles.includes(role);
   const writer = await databaseWriter(
     options.store,

@@ -9,6 +9,7 @@ import {
   plan,
 } from '../../pipeline/index.ts';
 import type { CommandContext } from '../context.ts';
+import { EXIT } from '../exit-codes.ts';
 
 export interface PlanReport {
   file: string;
@@ -16,7 +17,10 @@ export interface PlanReport {
   warnings: Issue[];
 }
 
-/** Load, validate and plan one file; throws HarvestError(PIPELINE_INVALID) listing the issues. */
+/**
+ * Load, validate and plan one file; throws HarvestError(PIPELINE_INVALID) listing the issues:
+ * bad input to act on (exit 2), where `validate`, the checker, exits 1.
+ */
 export async function planFile(file: string): Promise<PlanReport> {
   const result = await loadPipelineFile(file);
   if (!result.ok) {
@@ -24,6 +28,7 @@ export async function planFile(file: string): Promise<PlanReport> {
     throw new HarvestError(
       'PIPELINE_INVALID',
       `${file} is not a valid pipeline (${errors} error${errors === 1 ? '' : 's'}):\n${result.issues.map(formatIssue).join('\n')}`,
+      { exitCode: EXIT.BAD_INPUT },
     );
   }
   return { file, plan: plan(result.value), warnings: result.warnings };

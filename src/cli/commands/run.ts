@@ -3,6 +3,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { UsageError } from '../../errors.ts';
 import type { Progress } from '../../run/wait.ts';
 import type { CommandContext } from '../context.ts';
+import { EXIT } from '../exit-codes.ts';
 
 export function positiveInt(value: string): number {
   const n = Number(value);
@@ -16,9 +17,9 @@ export function positiveInt(value: string): number {
  * no longer followed).
  */
 export function exitCodeFor(p: Progress): number {
-  if (p.status !== 'completed' && p.status !== 'failed') return 4;
+  if (p.status !== 'completed' && p.status !== 'failed') return EXIT.NOT_FINISHED;
   const mediaLost = (p.media?.failed ?? 0) + (p.media?.expired ?? 0);
-  return p.failed === 0 && mediaLost === 0 && p.status === 'completed' ? 0 : 1;
+  return p.failed === 0 && mediaLost === 0 && p.status === 'completed' ? EXIT.OK : EXIT.FAILED;
 }
 
 export interface RunOptions {
@@ -47,7 +48,7 @@ export function registerRun(program: Command, ctx: CommandContext): void {
       're-enqueue every unfinished task of RUN (after a pause, an interruption or a lost Redis)',
     )
     .option('--retry-failed', 'with --resume: enqueue the failed tasks again too')
-    .option('--json', 'print the final summary as JSON')
+    .option('--json', 'print the run id (without --wait) or the final summary as JSON')
     .addHelpText(
       'after',
       `

@@ -1,10 +1,10 @@
 /** `harvest status`: runs and their counts, credits, errors by code, and why a run is paused. */
-
+import { existsSync } from 'node:fs';
 import { Queue } from 'bullmq';
 import type { Command } from 'commander';
-import type { Settings } from '../../config.ts';
+import { maskUrl, type Settings } from '../../config.ts';
 import { HarvestError } from '../../errors.ts';
-import { createRedis } from '../../queue/connection.ts';
+import { assertRedisReachable, createRedis } from '../../queue/connection.ts';
 import { harvestKeys, QUEUES } from '../../queue/names.ts';
 import { type WaitingRecords, waitingRecords } from '../../queue/store-sink.ts';
 import { pausedReason } from '../../run/runtime.ts';
@@ -15,6 +15,7 @@ import {
   type RunStatusReport,
 } from '../../store/index.ts';
 import type { CommandContext } from '../context.ts';
+import { EXIT } from '../exit-codes.ts';
 import { formatMediaSummary } from '../media-format.ts';
 import { positiveInt } from './run.ts';
 
@@ -31,6 +32,10 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
     )
     .action(async (runId: string | undefined, opts: { json?: boolean; limit: number }) => {
       const settings = ctx.settings();
+      // Before the first run there is no database: that is no runs yet, not an error.
+      if (!runId && !existsSync(settings.dbPath)) {
+        return print(opts.json ? '[]' : `no runs yet in ${settings.dbPath}`);
+      }
       const store = openStore(settings.dbPath, { readonly: true });
       try {
         if (!runId) {
@@ -53,7 +58,7 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
         const report = store.runStatus(runId);
         if (!report)
           throw new HarvestError('RUN_NOT_FOUND', `no run ${runId} in ${settings.dbPath}`, {
-            exitCode: 2,
+            exitCode: EXIT.BAD_INPUT,
           });
         const queue = await queueState(settings);
         if (opts.json) {
@@ -79,15 +84,29 @@ function print(text: string): void {
 interface QueueState {
   paused: { code: string; reason: string } | undefined;
   waiting: WaitingRecords | undefined;
+  /** Set when Redis did not answer: why (its address masked). */
+  unreachable?: string;
 }
 
-/** Reads the queue state; parts Redis cannot give (it is not reachable) stay undefined. */
+/**
+ * Reads the queue state; when Redis does not answer (within 1.5 s), one note says so and the
+ * parts it would give stay undefined.
+ */
 async function queueState(settings: Settings): Promise<QueueState> {
+  try {
+    await assertRedisReachable(settings.redisUrl, 1500);
+  } catch {
+    const unreachable = `Redis at ${maskUrl(settings.redisUrl)} is not reachable: pauses and records waiting for the database are not shown`;
+    process.stderr.write(`note: ${unreachable}\n`);
+    return { paused: undefined, waiting: undefined, unreachable };
+  }
   const redis = createRedis(settings.redisUrl, 'client');
-  redis.on('error', () => {});
   const connection = { connection: redis, prefix: settings.queuePrefix };
   const searchQueue = new Queue(QUEUES.search, connection);
   const storeQueue = new Queue(QUEUES.store, connection);
+  // Were Redis to go away now, the reads below fail on their own: no line per reconnection.
+  searchQueue.on('error', () => {});
+  storeQueue.on('error', () => {});
   try {
     return {
       paused: await pausedReason({ redis, searchQueue, keys: harvestKeys(settings.queuePrefix) }),

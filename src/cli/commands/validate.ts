@@ -10,6 +10,7 @@ import {
   type PipelineStats,
 } from '../../pipeline/index.ts';
 import type { CommandContext } from '../context.ts';
+import { EXIT } from '../exit-codes.ts';
 
 export interface FileReport {
   file: string;
@@ -88,6 +89,7 @@ export function registerValidate(program: Command, _ctx: CommandContext): void {
       } else {
         console.log(renderReports(reports));
       }
-      if (reports.some((report) => !report.ok)) process.exitCode = 1;
+      // A checker that finds problems exits 1, as linters do.
+      if (reports.some((report) => !report.ok)) process.exitCode = EXIT.FAILED;
     });
 }

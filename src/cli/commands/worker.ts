@@ -6,6 +6,8 @@ import { openStore } from '../../store/index.ts';
 import { startLocalPool } from '../../worker/local.ts';
 import { ROLE_HELP, ROLES, type Role } from '../../worker/role-names.ts';
 import type { CommandContext } from '../context.ts';
+import { EXIT } from '../exit-codes.ts';
+import { isRedisConnectionLog, watchRedis } from '../redis-watch.ts';
 import { onStopSignals } from '../signals.ts';
 import { positiveInt } from './run.ts';
 
@@ -72,11 +74,26 @@ Examples:
     )
     .action(async (opts: WorkerOptions) => {
       const settings = ctx.settings();
+      // Redis going away is logged once by the watch below: its repeats stay out of the logs.
       const logger = createLogger({
         level: settings.logLevel ?? 'info',
         format: settings.logFormat,
+        drop: isRedisConnectionLog,
       });
       await assertRedisReachable(settings.redisUrl);
+      const watch = await watchRedis(settings.redisUrl, settings.queuePrefix, {
+        lost: (where, reason) =>
+          logger.warn(
+            { reason },
+            `Redis at ${where} is not reachable: waiting for it to come back`,
+          ),
+        back: (keptData) =>
+          keptData
+            ? logger.info('Redis is back: working on')
+            : logger.warn(
+                'Redis came back without its data (it restarted without saving): the queued jobs of unfinished runs are gone; `harvest status` lists them, `harvest run --resume RUN` enqueues one again',
+              ),
+      });
       const onDatabaseHost = opts.roles.some((r) => r === 'store' || r === 'runs' || r === 'media');
       const store = onDatabaseHost ? openStore(settings.dbPath) : undefined;
       const metrics =
@@ -112,10 +129,11 @@ Examples:
           second: async (signal) => {
             logger.warn({ signal }, 'second signal: stopping now');
             await pool.forceClose(`stopped by ${signal} before the answer arrived`);
-            process.exit(4);
+            process.exit(EXIT.NOT_FINISHED);
           },
         }),
       );
+      await watch.close();
       await metrics?.close();
       store?.close();
       logger.info('worker stopped');

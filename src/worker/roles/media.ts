@@ -87,6 +87,7 @@ export async function startMediaRole(
   if (!options) throw new Error('the media role needs its settings');
   const { settings, dataDir } = options;
   const queue = new Queue(QUEUES.media, { connection: ctx.connection, prefix: ctx.prefix });
+  queue.on('error', () => {}); // Redis going away is said once (src/cli/redis-watch.ts)
 
   const alive = async (owner: string) =>
     owner === ctx.workerId || (await ctx.redis.exists(ctx.keys.workerHeartbeat(owner))) === 1;

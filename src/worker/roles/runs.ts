@@ -54,6 +54,7 @@ export async function startRunsRole(
   const { settings } = options;
   const runtime = runtimeOf(ctx, store, settings);
   const queue = new Queue(QUEUES.runs, { connection: ctx.connection, prefix: ctx.prefix });
+  queue.on('error', () => {}); // Redis going away is said once (src/cli/redis-watch.ts)
   const processor = createRunsProcessor({
     async tick(data, dueAt) {
       const row = await runTick(runtime, data, dueAt, { logger: log });
