@@ -85,7 +85,13 @@ export interface Store extends Reports, MediaReports {
 export function openStore(dbPath: string, options: OpenStoreOptions = {}): Store {
   const file = path.resolve(dbPath);
   const readonly = options.readonly ?? false;
-  if (fs.statSync(file, { throwIfNoEntry: false })?.isDirectory()) throw directoryError(file);
+  let info: fs.Stats | undefined;
+  try {
+    info = fs.statSync(file, { throwIfNoEntry: false });
+  } catch (error) {
+    throw folderError(file, path.dirname(file), error);
+  }
+  if (info?.isDirectory()) throw directoryError(file);
   if (readonly && !fs.existsSync(file)) {
     throw new HarvestError(
       'STORE_NOT_FOUND',

@@ -1,0 +1,257 @@
+/**
+ * Every command's exit code, from the table in src/cli/exit-codes.ts, through the real binary;
+ * errors of the environment as one line without a stack trace; `--json` always JSON; no secret
+ * in what is printed.
+ */
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import Sqlite from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Settings } from '../../src/config.ts';
+import { startSandbox } from '../../src/sandbox/index.ts';
+import { runCli, spawnCli } from '../helpers/cli.ts';
+import { deletePrefix, freshPrefix } from '../helpers/redis.ts';
+import { testSettings } from '../helpers/settings.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const GOOD = 'name: good\nsearches:\n  - query: web data\n    limit: 1\n';
+const INVALID = 'name: bad\nsearches:\n  - query: 42\n    limt: 1\n';
+
+/** A TCP port nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+let tmp: ReturnType<typeof tempDir>;
+let settings: Settings;
+let sandbox: Awaited<ReturnType<typeof startSandbox>>;
+let file: (name: string, text: string) => string;
+let deadRedis: string;
+let deadApi: string;
+
+beforeAll(async () => {
+  tmp = tempDir('cli-exit');
+  sandbox = await startSandbox({ port: 0 });
+  settings = testSettings({ dir: tmp.dir, prefix: freshPrefix(), apiUrl: sandbox.url });
+  file = (name, text) => {
+    const p = path.join(tmp.dir, name);
+    writeFileSync(p, text);
+    return p;
+  };
+  deadRedis = `redis://:hunter2-secret@127.0.0.1:${await closedPort()}`;
+  deadApi = `http://127.0.0.1:${await closedPort()}`;
+});
+
+afterAll(async () => {
+  await sandbox.close();
+  await deletePrefix(settings.queuePrefix);
+  tmp.remove();
+});
+
+/** One line on stderr that names the problem; never a stack trace. */
+function expectOneLine(stderr: string): void {
+  expect(stderr).not.toMatch(/\n\s+at /);
+  expect(stderr.trim().split('\n')[0]).toMatch(/^harvest: /);
+}
+
+describe('exit codes, command by command', () => {
+  it('--help prints the exit-code table and exits 0; an unknown command exits 2', async () => {
+    const help = await runCli(['--help'], settings);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Exit codes:');
+    expect(help.stdout).toMatch(/validate \[options\] <paths\.\.\.>/);
+    const unknown = await runCli(['valdate', 'x.yaml'], settings);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('validate');
+  });
+
+  it('validate: 0 valid, 1 a problem found (a checker), 2 a missing file, JSON with --json', async () => {
+    expect((await runCli(['validate', file('good.yaml', GOOD)], settings)).code).toBe(0);
+    const bad = await runCli(['validate', file('bad.yaml', INVALID)], settings);
+    expect(bad.code).toBe(1);
+    const missing = await runCli(['validate', '--json', path.join(tmp.dir, 'nope.yaml')], settings);
+    expect(missing.code).toBe(2);
+    expect(JSON.parse(missing.stdout)).toMatchObject({
+      ok: false,
+      error: { code: 'USAGE', exitCode: 2 },
+    });
+  });
+
+  it('plan and run given an invalid pipeline: 2 (bad input to act on); schema 0', async () => {
+    const bad = file('bad.yaml', INVALID);
+    const plan = await runCli(['plan', '--json', bad], settings);
+    expect(plan.code).toBe(2);
+    expect(JSON.parse(plan.stdout).error.code).toBe('PIPELINE_INVALID');
+    expect((await runCli(['run', bad], settings)).code).toBe(2);
+    expect((await runCli(['run'], settings)).code).toBe(2);
+    expect((await runCli(['schema'], settings)).code).toBe(0);
+  });
+
+  it('flags out of range exit 2 for worker, export, report, sandbox and dashboard', async () => {
+    for (const args of [
+      ['worker', '--roles', 'nope'],
+      ['export', '--format', 'xml'],
+      ['report', 'costs', '--by', 'nope'],
+      ['sandbox', '--port', '70000'],
+      ['dashboard', '--port', '70000'],
+      ['status', '-n', '0'],
+    ]) {
+      const r = await runCli(args, settings);
+      expect({ args, code: r.code }).toEqual({ args, code: 2 });
+    }
+  });
+
+  it('status before any run: no runs yet (0); an unknown run or database: 2', async () => {
+    const list = await runCli(['status'], settings);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain('no runs yet');
+    const one = await runCli(['status', 'nope', '--json'], settings);
+    expect(one.code).toBe(2);
+    expect(JSON.parse(one.stdout).error.code).toBe('STORE_NOT_FOUND');
+    expect((await runCli(['media', 'nope'], settings)).code).toBe(2);
+  });
+
+  it('cancel of an unknown run: 2', async () => {
+    const good = await runCli(['run', file('good.yaml', GOOD)], settings);
+    expect(good.code).toBe(0);
+    const cancel = await runCli(['cancel', 'nope'], settings);
+    expect(cancel.code).toBe(2);
+    expect(cancel.stderr).toContain('no run nope');
+  });
+
+  it('Redis or the API out of reach: 3, in one line, the Redis password masked', async () => {
+    for (const args of [['schedule', 'ls'], ['worker'], ['demo'], ['cancel', 'x']]) {
+      const r = await runCli(args, settings, { REDIS_URL: deadRedis });
+      expect({ args, code: r.code }).toEqual({ args, code: 3 });
+      expectOneLine(r.stderr);
+      expect(r.stderr).toContain('redis://:***@127.0.0.1');
+      expect(r.stderr + r.stdout).not.toContain('hunter2-secret');
+    }
+    const json = await runCli(['schedule', 'ls', '--json'], settings, { REDIS_URL: deadRedis });
+    expect(JSON.parse(json.stdout).error).toMatchObject({ code: 'REDIS_UNREACHABLE', exitCode: 3 });
+    expect(json.stdout).not.toContain('hunter2-secret');
+    const crawls = await runCli(['crawls', 'active'], settings, { HARVEST_API_URL: deadApi });
+    expect(crawls.code).toBe(3);
+    expectOneLine(crawls.stderr);
+  });
+
+  it('status with Redis out of reach shows SQLite and says Redis is missing, once', async () => {
+    const r = await runCli(['status'], settings, { REDIS_URL: deadRedis });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('good');
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^note: Redis at redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ is not reachable/),
+    ]);
+  });
+
+  it('a settings error names the variable and exits 2, secrets scrubbed', async () => {
+    const r = await runCli(['status'], settings, {
+      HARVEST_API_KEY: 'fc-key with-space',
+      HARVEST_PREFIX: 'bad prefix!',
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('HARVEST_PREFIX');
+    expect(r.stderr).not.toContain('fc-key with-space');
+  });
+
+  it('Ctrl-C of run --wait exits 4, as the README says', async () => {
+    const child = spawnCli(['run', file('good.yaml', GOOD), '--wait'], settings);
+    const deadline = Date.now() + 20_000;
+    while (!child.stderr().includes('estimated') && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await new Promise((r) => setTimeout(r, 500));
+    child.child.kill('SIGINT');
+    expect(await child.exited).toBe(4);
+  });
+});
+
+describe('environment problems: one line, the right code', () => {
+  it('a database path that is a directory, not a database, or locked: 3', async () => {
+    const dir = path.join(tmp.dir, 'a-dir.db');
+    mkdirSync(dir, { recursive: true });
+    const asDir = await runCli(['status', 'x'], settings, { HARVEST_DB: dir });
+    expect(asDir.code).toBe(3);
+    expectOneLine(asDir.stderr);
+    expect(asDir.stderr).toContain('is a directory');
+
+    const junk = file('junk.db', 'this is not sqlite at all, not even close'.repeat(100));
+    const corrupt = await runCli(['status'], settings, { HARVEST_DB: junk });
+    expect(corrupt.code).toBe(3);
+    expectOneLine(corrupt.stderr);
+    expect(corrupt.stderr).toContain('is not a harvest database');
+
+    const lockedPath = path.join(tmp.dir, 'locked.db');
+    const holder = new Sqlite(lockedPath);
+    holder.pragma('journal_mode = DELETE');
+    holder.exec('create table t (x); begin exclusive; insert into t values (1);');
+    try {
+      const locked = await runCli(['status'], settings, { HARVEST_DB: lockedPath });
+      expect(locked.code).toBe(3);
+      expectOneLine(locked.stderr);
+      expect(locked.stderr).toContain('is locked by another process');
+    } finally {
+      holder.exec('rollback');
+      holder.close();
+    }
+  });
+
+  it.skipIf(process.getuid?.() === 0)('a read-only database: 3', async () => {
+    const roDir = path.join(tmp.dir, 'ro');
+    mkdirSync(roDir);
+    const db = path.join(roDir, 'harvest.db');
+    expect(
+      (await runCli(['run', file('good.yaml', GOOD)], settings, { HARVEST_DB: db })).code,
+    ).toBe(0);
+    chmodSync(db, 0o444);
+    chmodSync(roDir, 0o555);
+    try {
+      const r = await runCli(['run', file('good.yaml', GOOD)], settings, { HARVEST_DB: db });
+      expect(r.code).toBe(3);
+      expectOneLine(r.stderr);
+    } finally {
+      chmodSync(roDir, 0o755);
+    }
+  });
+
+  it('a database folder that cannot be made: 3', async () => {
+    const blocker = file('blocker', 'a file where a folder should be');
+    const r = await runCli(['run', file('good.yaml', GOOD)], settings, {
+      HARVEST_DB: path.join(blocker, 'sub', 'harvest.db'),
+    });
+    expect(r.code).toBe(3);
+    expectOneLine(r.stderr);
+  });
+
+  it('sandbox: a port in use 3, an impossible port 2', async () => {
+    const port = new URL(sandbox.url).port;
+    const inUse = await runCli(['sandbox', '--port', port], settings);
+    expect(inUse.code).toBe(3);
+    expectOneLine(inUse.stderr);
+    expect(inUse.stderr).toContain('is in use');
+    const bad = await runCli(['sandbox', '--port', 'http'], settings);
+    expect(bad.code).toBe(2);
+    expectOneLine(bad.stderr);
+  });
+
+  it('pipelines with several documents or deep nesting: validate 1, run 2, no stack', async () => {
+    const several = file('several.yaml', `${GOOD}---\n${GOOD}`);
+    const deep = file(
+      'deep.yaml',
+      `name: deep\nsearches: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`,
+    );
+    for (const f of [several, deep]) {
+      const v = await runCli(['validate', f], settings);
+      expect(v.code).toBe(1);
+      expect(v.stdout).toMatch(/one YAML document|nests too deeply/);
+      const r = await runCli(['run', f], settings);
+      expect(r.code).toBe(2);
+      expectOneLine(r.stderr);
+    }
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * Redis lost in the middle of `run --local`: one line when it goes (its password masked), not a
+ * flood of client errors; back with its data, the run goes on to the end; back empty, the
+ * command stops (exit 4) saying how to resume. The test runs its own redis-server on a free
+ * port, never the shared one.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../src/sandbox/index.ts';
+import { spawnCli } from '../helpers/cli.ts';
+import { freshPrefix } from '../helpers/redis.ts';
+import { testSettings } from '../helpers/settings.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const PASSWORD = 'lost-and-found-pw';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A redis-server of this test's own; `persist` keeps its data across a restart (AOF). */
+class OwnRedis {
+  #child: ChildProcess | undefined;
+  constructor(
+    readonly port: number,
+    readonly dir: string,
+    readonly persist: boolean,
+  ) {}
+  get url(): string {
+    return `redis://:${PASSWORD}@127.0.0.1:${this.port}`;
+  }
+  async start(): Promise<void> {
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--requirepass', PASSWORD];
+    args.push('--save', '', '--dir', this.dir);
+    args.push(
+      ...(this.persist
+        ? ['--appendonly', 'yes', '--appendfsync', 'always']
+        : ['--appendonly', 'no']),
+    );
+    this.#child = spawn('redis-server', args, { stdio: 'ignore' });
+    for (let i = 0; i < 100; i++) {
+      const up = await new Promise<boolean>((resolve) => {
+        const probe = createServer();
+        probe.once('error', () => resolve(true));
+        probe.listen(this.port, '127.0.0.1', () => probe.close(() => resolve(false)));
+      });
+      if (up) return;
+      await sleep(50);
+    }
+    throw new Error('redis-server did not start');
+  }
+  async stop(): Promise<void> {
+    const child = this.#child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(check: () => boolean, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await sleep(100);
+  }
+}
+
+const PIPELINE = `name: many
+searches:
+  - id: q
+    query: "topic {n}"
+    limit: 1
+    matrix:
+      n: [${Array.from({ length: 24 }, (_, i) => i + 1).join(', ')}]
+run:
+  concurrency: 2
+`;
+
+let tmp: ReturnType<typeof tempDir>;
+let sandbox: Awaited<ReturnType<typeof startSandbox>>;
+
+beforeAll(async () => {
+  tmp = tempDir('cli-redis-lost');
+  sandbox = await startSandbox({ port: 0, latency: { minMs: 150, maxMs: 150 } });
+});
+
+afterAll(async () => {
+  await sandbox.close();
+  tmp.remove();
+});
+
+async function runThroughLoss(persist: boolean) {
+  const dir = path.join(tmp.dir, persist ? 'kept' : 'empty');
+  mkdirSync(dir, { recursive: true });
+  const redis = new OwnRedis(await freePort(), dir, persist);
+  await redis.start();
+  const settings = testSettings({ dir: tmp.dir, prefix: freshPrefix(), apiUrl: sandbox.url });
+  const file = path.join(tmp.dir, 'many.yaml');
+  writeFileSync(file, PIPELINE);
+  const cli = spawnCli(['run', file, '--local'], settings, {
+    REDIS_URL: redis.url,
+    HARVEST_DB: path.join(dir, 'harvest.db'),
+    LOG_LEVEL: 'warn',
+  });
+  try {
+    await until(() => cli.stderr().includes('estimated'), 30_000);
+    await sleep(1500);
+    await redis.stop();
+    await until(() => cli.stderr().includes('is not reachable'), 15_000);
+    await sleep(3000);
+    await redis.start();
+    const code = await Promise.race([cli.exited, sleep(60_000).then(() => 'hung')]);
+    return { code, stderr: cli.stderr(), stdout: cli.stdout() };
+  } finally {
+    cli.child.kill('SIGKILL');
+    await redis.stop();
+  }
+}
+
+function expectNoFlood(stderr: string): void {
+  expect(stderr).not.toContain(PASSWORD);
+  expect(stderr).toContain('Redis at redis://:***@127.0.0.1:');
+  expect(stderr.match(/is not reachable/g)).toHaveLength(1);
+  expect(stderr).not.toContain('Unhandled error event');
+  expect(stderr).not.toMatch(/\n\s+at /);
+  expect(stderr.match(/ECONNREFUSED/g)?.length ?? 0).toBeLessThanOrEqual(1);
+}
+
+describe('Redis lost mid-run', () => {
+  it('back with its data: one line each way, and the run finishes', async () => {
+    const r = await runThroughLoss(true);
+    expectNoFlood(r.stderr);
+    expect(r.stderr).toContain('Redis is back: the run goes on');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/: completed/);
+  });
+
+  it('back empty: says the jobs are gone and how to resume, exit 4', async () => {
+    const r = await runThroughLoss(false);
+    expectNoFlood(r.stderr);
+    expect(r.stderr).toContain("Redis came back without the run's queued jobs");
+    expect(r.stderr).toMatch(/resume with: harvest run --resume \S+ --local/);
+    expect(r.code).toBe(4);
+  });
+});
