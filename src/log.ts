@@ -52,7 +52,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       name: options.name ?? 'harvest',
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       base: { pid: process.pid },
-      hooks: options.drop ? { logMethod: dropping(options.drop) } : undefined,
+      hooks: { logMethod: options.drop ? dropping(options.drop) : undefined },
     },
     pretty ? prettyDestination(destination) : (options.destination ?? pino.destination(2)),
   );

@@ -59,3 +59,19 @@ describe('createLogger', () => {
     expect(pretty.includes('\u001b[')).toBe(false);
   });
 });
+
+describe('createLogger drop', () => {
+  it('leaves out the lines it is told to, in children too', () => {
+    const lines: string[] = [];
+    const logger = createLogger({
+      format: 'json',
+      destination: { write: (line: string) => lines.push(line) } as never,
+      drop: (line) => (line.err as { code?: string } | undefined)?.code === 'ECONNREFUSED',
+    });
+    const child = logger.child({ workerId: 'w' });
+    child.error({ err: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) }, 'gone');
+    child.error({ err: new Error('other') }, 'kept');
+    logger.warn('plain message');
+    expect(lines.map((l) => JSON.parse(l).msg)).toEqual(['kept', 'plain message']);
+  });
+});
