@@ -1,13 +1,11 @@
 /** `harvest status`: runs and their counts, credits, errors by code, and why a run is paused. */
 import { existsSync } from 'node:fs';
-import { Queue } from 'bullmq';
 import type { Command } from 'commander';
 import { maskUrl, type Settings } from '../../config.ts';
 import { HarvestError } from '../../errors.ts';
 import { assertRedisReachable, createRedis } from '../../queue/connection.ts';
 import { harvestKeys, QUEUES } from '../../queue/names.ts';
-import { type WaitingRecords, waitingRecords } from '../../queue/store-sink.ts';
-import { pausedReason } from '../../run/runtime.ts';
+import type { WaitingRecords } from '../../queue/store-sink.ts';
 import {
   FINISHED_RUN_STATUSES,
   type NotificationRow,
@@ -17,6 +15,7 @@ import {
 import type { CommandContext } from '../context.ts';
 import { EXIT } from '../exit-codes.ts';
 import { formatMediaSummary } from '../media-format.ts';
+import { queuesQuiet } from '../queue-probe.ts';
 import { positiveInt } from './run.ts';
 
 export function registerStatus(program: Command, ctx: CommandContext): void {
@@ -101,6 +100,16 @@ async function queueState(settings: Settings): Promise<QueueState> {
     return { paused: undefined, waiting: undefined, unreachable };
   }
   const redis = createRedis(settings.redisUrl, 'client');
+  if (await queuesQuiet(redis, settings.queuePrefix).catch(() => false)) {
+    redis.disconnect();
+    return { paused: undefined, waiting: { jobs: 0, events: 0, failedJobs: 0 } };
+  }
+  // Something is paused or waiting: BullMQ reads it exactly.
+  const [{ Queue }, { pausedReason }, { waitingRecords }] = await Promise.all([
+    import('bullmq'),
+    import('../../run/runtime.ts'),
+    import('../../queue/store-sink.ts'),
+  ]);
   const connection = { connection: redis, prefix: settings.queuePrefix };
   const searchQueue = new Queue(QUEUES.search, connection);
   const storeQueue = new Queue(QUEUES.store, connection);
