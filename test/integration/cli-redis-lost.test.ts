@@ -153,3 +153,36 @@ describe('Redis lost mid-run', () => {
     expect(r.code).toBe(4);
   });
 });
+
+describe('Redis lost under a worker', () => {
+  it('logs one line when it goes and one when it is back empty, then stops cleanly', async () => {
+    const dir = path.join(tmp.dir, 'worker');
+    mkdirSync(dir, { recursive: true });
+    const redis = new OwnRedis(await freePort(), dir, false);
+    await redis.start();
+    const settings = testSettings({ dir, prefix: freshPrefix(), apiUrl: sandbox.url });
+    const worker = spawnCli(['worker'], settings, {
+      REDIS_URL: redis.url,
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+    });
+    try {
+      await until(() => worker.stderr().includes('worker started'), 30_000);
+      await redis.stop();
+      await until(() => worker.stderr().includes('is not reachable'), 15_000);
+      await sleep(2000);
+      await redis.start();
+      await until(() => worker.stderr().includes('came back without its data'), 15_000);
+      worker.child.kill('SIGINT');
+      expect(await worker.exited).toBe(0);
+      const lines = worker.stderr().trim().split('\n');
+      expect(lines.every((line) => line.startsWith('{'))).toBe(true);
+      expect(lines.filter((line) => line.includes('not reachable'))).toHaveLength(1);
+      expect(worker.stderr()).not.toContain(PASSWORD);
+      expect(worker.stderr().match(/ECONNREFUSED/g)?.length ?? 0).toBeLessThanOrEqual(1);
+    } finally {
+      worker.child.kill('SIGKILL');
+      await redis.stop();
+    }
+  });
+});
