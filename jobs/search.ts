@@ -35,8 +35,11 @@ export interface SearchDeps {
   lostCalls(jobId: string): Promise<number>;
   /** A task whose calls were lost with this many dead workers fails instead of calling again. */
   maxLostCalls: number;
-  /** Why the run's user stopped it, if they did: its jobs are dropped, not run. */
-  stopReason(runId: string): string | undefined;
+  /**
+   * Why the run's user stopped it, if they did: its jobs are dropped, not run. May ask Redis
+   * (a list read a moment ago may predate the run's resume).
+   */
+  stopReason(runId: string): string | undefined | Promise<string | undefined>;
   workerId: string;
   logger: Logger;
   random?: () => number;
@@ -57,7 +60,7 @@ export function createSearchProcessor(deps: SearchDeps) {
     const parsed = SearchJobEnvelopeSchema.safeParse(job.data);
     if (!parsed.success) return lostData(job, parsed.error.issues.length);
     const data = parsed.data;
-    const stopped = deps.stopReason(data.runId);
+    const stopped = await deps.stopReason(data.runId);
     // Nothing to record: the task stays unfinished in SQLite, and a resume enqueues it again.
     if (stopped) throw unrecoverable(`run ${data.runId} was ${stopped}; the job is dropped`);
     const attempt = job.attemptsMade + 1;

@@ -39,6 +39,7 @@ const EnvSchema = z.object({
     .string()
     .regex(/^\P{Cc}+$/u, 'no control characters (HTTP basic auth)')
     .optional(),
+  HARVEST_QUEUE_WINDOW: wholeNumber(1, 10_000_000).default(10_000),
   HARVEST_MEDIA_CONCURRENCY: wholeNumber(1, 1000).default(8),
   HARVEST_MEDIA_MAX_REISSUES: wholeNumber(0, 100).default(2),
   HARVEST_MEDIA_MAX_ATTEMPTS: wholeNumber(1, 100).default(6),
@@ -124,6 +125,13 @@ export interface Settings {
   readonly notifySecret: string | undefined;
   /** Delivery attempts of one webhook notification, with exponential backoff. Default 10. */
   readonly notifyAttempts: number;
+  /**
+   * Search jobs Redis holds at once (waiting, delayed, active), in jobs. A run with more
+   * unfinished tasks than this is fed from SQLite as its jobs end (src/run/feeder.ts); a run
+   * with fewer is enqueued whole. About 1.4 KB of Redis memory per job. Set it to a few times
+   * the pool's total search concurrency when that is larger. Default 10000.
+   */
+  readonly queueWindow: number;
   /** pino log level; when unset each command picks its own (`worker` info, others warn). */
   readonly logLevel: z.infer<typeof EnvSchema>['LOG_LEVEL'];
   /** Log lines: `auto` (default; human-readable on a terminal, JSON otherwise), `json`, `pretty`. */
@@ -204,6 +212,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     queuePrefix: e.HARVEST_PREFIX,
     notifySecret: e.HARVEST_NOTIFY_SECRET,
     notifyAttempts: e.HARVEST_NOTIFY_ATTEMPTS,
+    queueWindow: e.HARVEST_QUEUE_WINDOW,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     dashboardAuth:

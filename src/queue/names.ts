@@ -70,6 +70,13 @@ export interface HarvestKeys {
   readonly pausedReason: string;
   /** String: the instant media job priorities count from, ms since the epoch (src/media/priority.ts). */
   readonly mediaPriorityAnchor: string;
+  /**
+   * Hash: run id -> JSON of a run being fed from SQLite (its cursor, attempts, budget); see
+   * src/queue/feed-state.ts. Only runs larger than the queue window have an entry.
+   */
+  readonly feed: string;
+  /** String with TTL: the id of the one process feeding runs (src/run/feeder.ts). */
+  readonly feederLease: string;
   /** Pattern matching every key harvest owns under this prefix (for cleanup in tests). */
   readonly pattern: string;
 }
@@ -88,6 +95,8 @@ export function harvestKeys(prefix: string): HarvestKeys {
     rateLog: `${base}:rate-log`,
     pausedReason: `${base}:paused-reason`,
     mediaPriorityAnchor: `${base}:media-priority-anchor`,
+    feed: `${base}:feed`,
+    feederLease: `${base}:feeder-lease`,
     pattern: `${prefix}:*`,
   };
 }

@@ -42,6 +42,18 @@ export class StoppedRuns {
     return this.#known.get(runId);
   }
 
+  /**
+   * Why the run was stopped, read from Redis now when the last read says it was (so a job of a
+   * run resumed since is not dropped); no round trip for a running run.
+   */
+  async confirmedReason(runId: string): Promise<StopReason | undefined> {
+    if (!this.#known.has(runId)) return undefined;
+    const reason = (await this.#redis.hget(this.#key, runId)) as StopReason | null;
+    if (reason === null) this.#known.delete(runId);
+    else this.#known.set(runId, reason);
+    return reason ?? undefined;
+  }
+
   async refresh(): Promise<void> {
     const all = await this.#redis.hgetall(this.#key);
     this.#known = new Map(Object.entries(all) as [string, StopReason][]);

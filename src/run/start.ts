@@ -2,7 +2,6 @@
  * Starting and resuming runs. A run's tasks are rows in SQLite before they are jobs in Redis,
  * so a Redis that lost everything costs a resume, not a run.
  */
-import { estimateSearchCredits, type SearchRequest } from '../contract/index.ts';
 import { HarvestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { kindsToSave } from '../media/kinds.ts';
@@ -17,17 +16,16 @@ import {
 } from '../pipeline/index.ts';
 import { readPipelineText } from '../pipeline/load.ts';
 import { Budget } from '../queue/budget.ts';
-import { enqueueSearches, removeFailedJobs } from '../queue/enqueue.ts';
-import type { SearchJobData } from '../queue/job-data.ts';
+import { removeFailedJobs } from '../queue/enqueue.ts';
 import { newRunId, searchJobId } from '../queue/names.ts';
 import { RateController } from '../queue/rate-controller.ts';
 import { StoppedRuns } from '../queue/stopped-runs.ts';
 import { redriveFailedStoreJobs } from '../queue/store-sink.ts';
 import type { RunTrigger } from '../store/runs.ts';
+import { enqueueRun } from './enqueue-run.ts';
 import type { Runtime } from './runtime.ts';
 
-/** Attempts per task when the pipeline does not say. */
-export const DEFAULT_MAX_ATTEMPTS = 5;
+export { DEFAULT_MAX_ATTEMPTS } from './enqueue-run.ts';
 
 export interface StartedRun {
   runId: string;
@@ -84,7 +82,8 @@ export async function startRun(
   const { store } = runtime;
   const runId = options.runId ?? newRunId(options.nowMs ?? Date.now());
   // The plan lives only until its tasks are rows: jobs are enqueued from SQLite, page by page,
-  // exactly as a resume does, so a large run is not held in memory twice.
+  // exactly as a resume does, so a large run is not held in memory twice. A run larger than
+  // the queue window gets a window's worth, and the feeder (./feeder.ts) enqueues the rest.
   const { taskCount, estimate } = recordPlan(runtime, runId, pipeline, text, options.trigger);
   options.onRecorded?.(runId);
   await new RateController(runtime.redis, runtime.keys, runtime.searchQueue, options.logger).start(
@@ -92,7 +91,7 @@ export async function startRun(
   );
   // Running from its first job on: a local pool may finish tasks before enqueuing ends.
   store.runs.setStatus(runId, 'running');
-  await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId), options.signal);
+  await enqueueRun(runtime, runId, pipeline, options.signal);
   options.logger.info({ runId, tasks: taskCount }, 'run started');
   return { runId, pipeline, taskCount, warnings, estimate };
 }
@@ -162,13 +161,6 @@ function mediaSettingsOf(runtime: Runtime, pipeline: Pipeline) {
   };
 }
 
-function unfinishedTasks(
-  runtime: Runtime,
-  runId: string,
-): Iterable<{ key: string; request: SearchRequest }> {
-  return runtime.store.tasks.unfinished(runId) as Iterable<{ key: string; request: SearchRequest }>;
-}
-
 export interface ResumeOptions {
   logger: Logger;
   /** Also enqueue the run's failed tasks again. Default false. */
@@ -189,7 +181,8 @@ export interface ResumedRun {
  * Resumes a run: takes it off the stopped list, un-pauses the search queue, sends failed store
  * jobs back (their records must reach SQLite), raises the budget counter to what SQLite says
  * was spent (a Redis that lost it starts again from there), and re-enqueues every task that
- * has not ended (with `retryFailed`, the failed ones too). Jobs still in Redis are left as
+ * has not ended (with `retryFailed`, the failed ones too), within the queue window: a larger
+ * run is fed again from its first unfinished task. `requeued` counts the tasks going again. Jobs still in Redis are left as
  * they are (job ids are derived from run id and task key, so adding them again is harmless);
  * the run's failed jobs are removed first, so that their ids are free again.
  */
@@ -220,7 +213,7 @@ export async function resumeRun(
   // A failed job keeps its id taken; SQLite, not Redis, says which tasks are unfinished.
   await removeFailedJobs(runtime.searchQueue, runId);
   store.runs.setStatus(runId, 'running');
-  const requeued = await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId));
+  const requeued = await enqueueRun(runtime, runId, pipeline);
   // Pending media is queued again by a media role (jobs a lost Redis took with it included).
   const mediaRequeued = store.media.unqueuePending(runId);
   // Nothing was left to run (or it all ended meanwhile): nobody else would finish the run.
@@ -264,31 +257,7 @@ export async function requeueUnfinished(
   const run = runtime.store.runs.get(runId);
   if (run?.status !== 'queued' && run?.status !== 'running') return 0;
   runtime.store.runs.setStatus(runId, 'running');
-  const requeued = await enqueueTasks(runtime, runId, pipeline, unfinishedTasks(runtime, runId));
+  const requeued = await enqueueRun(runtime, runId, pipeline);
   runtime.store.runs.finishIfDone(runId);
   return requeued;
-}
-
-async function enqueueTasks(
-  runtime: Runtime,
-  runId: string,
-  pipeline: Pipeline,
-  tasks: Iterable<{ key: string; request: SearchRequest }>,
-  signal?: AbortSignal,
-): Promise<number> {
-  const maxAttempts = pipeline.run?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
-  const maxCredits = pipeline.budget?.maxCredits;
-  function* jobs(): Generator<SearchJobData> {
-    for (const t of tasks) {
-      yield {
-        runId,
-        taskKey: t.key,
-        request: t.request,
-        maxAttempts,
-        ...(maxCredits === undefined ? {} : { maxCredits }),
-        estimateMaxCredits: estimateSearchCredits(t.request).max,
-      };
-    }
-  }
-  return enqueueSearches(runtime.searchQueue, jobs(), signal);
 }

@@ -5,6 +5,7 @@
  * `harvest run --resume RUN` brings the run back.
  */
 import { HarvestError } from '../errors.ts';
+import { FeedState } from '../queue/feed-state.ts';
 import { removeQueuedJobs, StoppedRuns, type StopReason } from '../queue/stopped-runs.ts';
 import { FINISHED_RUN_STATUSES } from '../store/index.ts';
 import type { Runtime } from './runtime.ts';
@@ -38,10 +39,18 @@ export async function stopRun(
   // First on the list, so no worker starts a job of the run while its jobs are removed.
   await new StoppedRuns(redis, keys.stoppedRuns).stop(runId, reason);
   store.runs.setStatus(runId, reason);
+  // A fed run has jobs only up to its cursor: a window, not the whole run, is looked at.
+  const feed = new FeedState(redis, keys);
+  const fed = await feed.get(runId);
+  const through = fed ? { through: fed.after } : {};
   const keysOfRun = (function* () {
-    for (const task of store.tasks.unfinished(runId)) yield task.key;
+    for (const task of store.tasks.unfinished(runId, through)) yield task.key;
   })();
-  const removedJobs = await removeQueuedJobs(runtime.searchQueue, runId, keysOfRun);
+  const removedJobs =
+    fed?.after === '' ? 0 : await removeQueuedJobs(runtime.searchQueue, runId, keysOfRun);
+  // After the jobs: a feeder round that was adding some meanwhile cannot move the cursor now,
+  // and the jobs it added are dropped by the workers (the run is on the stopped list).
+  await feed.remove(runId);
   const inflight = await redis.hvals(keys.inflight);
   const callsInFlight = inflight.filter(
     (raw) => (JSON.parse(raw) as { runId?: string }).runId === runId,

@@ -40,6 +40,8 @@ export type TaskCounts = Record<TaskStatus, number> & { total: number };
 export interface UnfinishedOptions {
   /** Rows read per query; default 1000. The generator holds no statement open between pages. */
   pageSize?: number;
+  /** Only tasks whose key is at most this one (the feeder's cursor, say). Default all. */
+  through?: string;
 }
 
 export interface TasksTable {
@@ -53,6 +55,11 @@ export interface TasksTable {
    * caller may await and use the store between items.
    */
   unfinished(runId: string, options?: UnfinishedOptions): Generator<UnfinishedTask>;
+  /**
+   * At most `limit` tasks of the run not `done` or `failed` whose key comes after `after`, in
+   * key order: one page for the feeder (src/run/feeder.ts).
+   */
+  unfinishedAfter(runId: string, after: string, limit: number): UnfinishedTask[];
   counts(runId: string): TaskCounts;
   /** Failed tasks of the run per last error code (`UNKNOWN` when none was given). */
   failedByCode(runId: string): Record<string, number>;
@@ -106,6 +113,21 @@ export function createTasksTable(db: Database, now: Clock): TasksTable {
     `SELECT task_key AS key, request_json AS requestJson, search_id AS searchId, status, attempts
      FROM tasks
      WHERE run_id = ? AND task_key > ? AND status IN ${ACTIVE}
+     ORDER BY task_key LIMIT ?`,
+  );
+  const pageThrough = db.prepare<
+    [string, string, string, number],
+    {
+      key: string;
+      requestJson: string;
+      searchId: string | null;
+      status: TaskStatus;
+      attempts: number;
+    }
+  >(
+    `SELECT task_key AS key, request_json AS requestJson, search_id AS searchId, status, attempts
+     FROM tasks
+     WHERE run_id = ? AND task_key > ? AND task_key <= ? AND status IN ${ACTIVE}
      ORDER BY task_key LIMIT ?`,
   );
   // Kept by triggers (migration 2), so reading them costs the same for any size of run.
@@ -180,23 +202,20 @@ export function createTasksTable(db: Database, now: Clock): TasksTable {
     insertMany: (runId, tasks) => insertAll.immediate(runId, tasks),
     *unfinished(runId, options = {}) {
       const pageSize = options.pageSize ?? 1000;
+      const { through } = options;
       let after = '';
       for (;;) {
-        const rows = page.all(runId, after, pageSize);
-        for (const r of rows) {
-          yield {
-            key: r.key,
-            request: JSON.parse(r.requestJson),
-            searchId: r.searchId,
-            status: r.status,
-            attempts: r.attempts,
-          };
-        }
+        const rows =
+          through === undefined
+            ? page.all(runId, after, pageSize)
+            : pageThrough.all(runId, after, through, pageSize);
+        for (const r of rows) yield unfinishedOf(r);
         const last = rows.at(-1);
         if (!last || rows.length < pageSize) return;
         after = last.key;
       }
     },
+    unfinishedAfter: (runId, after, limit) => page.all(runId, after, limit).map(unfinishedOf),
     counts(runId) {
       const c = countRow.get(runId) ?? { queued: 0, running: 0, retrying: 0, done: 0, failed: 0 };
       return { ...c, total: c.queued + c.running + c.retrying + c.done + c.failed };
@@ -230,5 +249,21 @@ export function createTasksTable(db: Database, now: Clock): TasksTable {
       if (credits !== 0) credit.run(credits, runId, key);
     },
     requeueFailed: (runId) => requeue.all(now(), runId),
+  };
+}
+
+function unfinishedOf(r: {
+  key: string;
+  requestJson: string;
+  searchId: string | null;
+  status: TaskStatus;
+  attempts: number;
+}): UnfinishedTask {
+  return {
+    key: r.key,
+    request: JSON.parse(r.requestJson),
+    searchId: r.searchId,
+    status: r.status,
+    attempts: r.attempts,
   };
 }

@@ -3,6 +3,7 @@ import { createApiClient } from '../api/index.ts';
 import type { Settings } from '../config.ts';
 import { UsageError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import type { FeederOptions } from '../run/feeder.ts';
 import type { Store } from '../store/index.ts';
 import { type Pool, type Role, startPool } from './pool.ts';
 import type { MediaRoleOptions } from './roles/media.ts';
@@ -20,6 +21,8 @@ export interface LocalPoolOptions {
   metrics?: PoolMetrics | undefined;
   /** Runs role knobs beyond the settings (tests: faster polls and retries). */
   runs?: Omit<RunsRoleOptions, 'settings'>;
+  /** Feeder knobs beyond the settings' window (tests: a short lease, a faster poll). */
+  feeder?: Omit<FeederOptions, 'windowJobs'>;
   /** Media role knobs beyond the settings (tests: a resolver, a faster poll). */
   media?: Partial<Pick<MediaRoleOptions, 'resolve' | 'pollMs'>>;
 }
@@ -59,6 +62,7 @@ export async function startLocalPool(settings: Settings, options: LocalPoolOptio
     lockDurationMs: options.lockDurationMs,
     stalledIntervalMs: options.stalledIntervalMs,
     runs: { settings, ...options.runs },
+    feeder: { windowJobs: settings.queueWindow, ...options.feeder },
     metrics: options.metrics,
     media: {
       settings: settings.media,

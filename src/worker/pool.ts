@@ -14,6 +14,7 @@ import { InflightJournal } from '../queue/inflight.ts';
 import { harvestKeys, QUEUES } from '../queue/names.ts';
 import { StoppedRuns } from '../queue/stopped-runs.ts';
 import { StoreSink } from '../queue/store-sink.ts';
+import type { FeederOptions } from '../run/feeder.ts';
 import type { Store, StoreEvent } from '../store/index.ts';
 import { databaseWriter, durable, writerOrStoreQueue } from './events.ts';
 import { watchLostCalls } from './lost-calls.ts';
@@ -39,6 +40,11 @@ export interface PoolOptions extends SearchRoleOptions {
   store?: Store;
   /** Required for the `runs` role. */
   runs?: RunsRoleOptions;
+  /**
+   * How the store role feeds runs larger than the queue window from SQLite (src/run/feeder.ts).
+   * Default: it does not feed (tests of other parts; `startLocalPool` always passes it).
+   */
+  feeder?: FeederOptions;
   /** Counters only this pool knows (`harvest worker --metrics-port`). */
   metrics?: PoolMetrics;
   /** Required for the `media` role. */
@@ -63,7 +69,7 @@ type RoleStarter = (ctx: RoleContext, options: PoolOptions) => Promise<RoleHandl
 
 const STARTERS: Record<Role, RoleStarter> = {
   search: startSearchRole,
-  store: (ctx) => startStoreRole(ctx),
+  store: (ctx, options) => startStoreRole(ctx, options.feeder),
   runs: (ctx, options) => startRunsRole(ctx, options.runs),
   media: (ctx, options) => startMediaRole(ctx, options.media),
 };

@@ -19,6 +19,12 @@ describe('loadSettings', () => {
     expect(loadSettings({ LOG_FORMAT: 'json' }).logFormat).toBe('json');
     expect(() => loadSettings({ LOG_FORMAT: 'xml' })).toThrow(SettingsError);
   });
+
+  it('reads the queue window, 10000 jobs by default', () => {
+    expect(loadSettings({}).queueWindow).toBe(10_000);
+    expect(loadSettings({ HARVEST_QUEUE_WINDOW: '500' }).queueWindow).toBe(500);
+    expect(() => loadSettings({ HARVEST_QUEUE_WINDOW: '0' })).toThrow(/HARVEST_QUEUE_WINDOW/);
+  });
 });
 
 describe('media settings', () => {

@@ -64,7 +64,7 @@ export async function startSearchRole(
     pause: (code, reason) => pauseSearchQueue(ctx.searchQueue, ctx.redis, ctx.keys, code, reason),
     lostCalls: (jobId) => lostCallsOf(ctx.redis, ctx.keys, jobId),
     maxLostCalls: options.maxLostCalls ?? 3,
-    stopReason: (runId) => ctx.stoppedRuns.reason(runId),
+    stopReason: (runId) => ctx.stoppedRuns.confirmedReason(runId),
     workerId: ctx.workerId,
     logger: log,
   });

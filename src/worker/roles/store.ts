@@ -3,17 +3,24 @@
  * hands the events of search workers in other processes to the database's one writer. Store
  * jobs that used up their attempts are kept in the failed set, never deleted (each may be the
  * only record of billed calls), and are sent back to the queue whenever a store role starts.
+ *
+ * It also runs the feeder (src/run/feeder.ts), which tops the search queue up from SQLite for
+ * runs larger than the queue window; of all the store roles, the one holding its lease feeds.
  */
 import { Worker } from 'bullmq';
 import { createStoreProcessor, STORE_BATCH_JOBS } from '../../../jobs/store.ts';
 import { QUEUES } from '../../queue/names.ts';
 import { backoffStrategy } from '../../queue/retry.ts';
 import { redriveFailedStoreJobs } from '../../queue/store-sink.ts';
+import { Feeder, type FeederOptions } from '../../run/feeder.ts';
 import type { RoleContext, RoleHandle } from './role.ts';
 
-export async function startStoreRole(ctx: RoleContext): Promise<RoleHandle> {
-  const { writer, log } = ctx;
-  if (!writer) throw new Error('the store role needs the database');
+export async function startStoreRole(
+  ctx: RoleContext,
+  feeding: FeederOptions | undefined,
+): Promise<RoleHandle> {
+  const { writer, store, log } = ctx;
+  if (!writer || !store) throw new Error('the store role needs the database');
   const redriven = await redriveFailedStoreJobs(ctx.storeQueue);
   if (redriven > 0) log.warn({ jobs: redriven }, 'store jobs that had failed for good are retried');
   const worker = new Worker(QUEUES.store, createStoreProcessor(writer, log), {
@@ -34,5 +41,24 @@ export async function startStoreRole(ctx: RoleContext): Promise<RoleHandle> {
         : 'store job failed; it will be retried',
     );
   });
-  return { close: () => worker.close() };
+  const feeder = feeding
+    ? new Feeder(
+        {
+          store,
+          queue: ctx.searchQueue,
+          redis: ctx.redis,
+          keys: ctx.keys,
+          owner: ctx.workerId,
+          log,
+        },
+        feeding,
+      )
+    : undefined;
+  feeder?.start();
+  return {
+    async close() {
+      await feeder?.stop();
+      await worker.close();
+    },
+  };
 }

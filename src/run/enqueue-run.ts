@@ -1,0 +1,84 @@
+/**
+ * Putting a run's unfinished tasks in the search queue, within the queue window: a run with
+ * no more unfinished tasks than `settings.queueWindow` is enqueued whole (as it always was);
+ * a larger one gets what fits the window now, and the feeder (./feeder.ts) enqueues the rest
+ * from SQLite, in key order, as jobs end. Redis then holds about a window of jobs whatever
+ * the size of the run.
+ */
+import { estimateSearchCredits, type SearchRequest } from '../contract/index.ts';
+import type { Pipeline } from '../pipeline/index.ts';
+import { enqueueSearches } from '../queue/enqueue.ts';
+import { FeedState, jobsInQueue } from '../queue/feed-state.ts';
+import type { SearchJobData } from '../queue/job-data.ts';
+import type { UnfinishedTask } from '../store/tasks.ts';
+import type { Runtime } from './runtime.ts';
+
+/** Attempts per task when the pipeline does not say. */
+export const DEFAULT_MAX_ATTEMPTS = 5;
+
+/** What every job of a run carries besides its task. */
+export interface JobPolicy {
+  maxAttempts: number;
+  maxCredits?: number;
+}
+
+export function jobPolicyOf(pipeline: Pipeline): JobPolicy {
+  const maxCredits = pipeline.budget?.maxCredits;
+  return {
+    maxAttempts: pipeline.run?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    ...(maxCredits === undefined ? {} : { maxCredits }),
+  };
+}
+
+/** The search jobs of these tasks of the run. */
+export function* searchJobsOf(
+  runId: string,
+  tasks: Iterable<Pick<UnfinishedTask, 'key' | 'request'>>,
+  policy: JobPolicy,
+): Generator<SearchJobData> {
+  for (const t of tasks) {
+    const request = t.request as SearchRequest;
+    yield {
+      runId,
+      taskKey: t.key,
+      request,
+      maxAttempts: policy.maxAttempts,
+      ...(policy.maxCredits === undefined ? {} : { maxCredits: policy.maxCredits }),
+      estimateMaxCredits: estimateSearchCredits(request).max,
+    };
+  }
+}
+
+/**
+ * Enqueues the run's unfinished tasks (all of them, or what fits the window and a feed entry
+ * for the rest). Returns how many tasks go again: enqueued now or fed later. Stops between
+ * chunks once `signal` is aborted.
+ */
+export async function enqueueRun(
+  runtime: Runtime,
+  runId: string,
+  pipeline: Pipeline,
+  signal?: AbortSignal,
+): Promise<number> {
+  const { store, searchQueue } = runtime;
+  const policy = jobPolicyOf(pipeline);
+  const feed = new FeedState(runtime.redis, runtime.keys);
+  const counts = store.tasks.counts(runId);
+  const unfinished = counts.queued + counts.running + counts.retrying;
+  if (unfinished <= runtime.settings.queueWindow) {
+    // Everything left fits: no feeding (a resumed run that was fed before stops being fed).
+    await feed.remove(runId);
+    const tasks = store.tasks.unfinished(runId);
+    return enqueueSearches(searchQueue, searchJobsOf(runId, tasks, policy), signal);
+  }
+  const room = Math.max(0, runtime.settings.queueWindow - (await jobsInQueue(searchQueue)));
+  const first = room > 0 ? store.tasks.unfinishedAfter(runId, '', room) : [];
+  const enqueued = await enqueueSearches(searchQueue, searchJobsOf(runId, first, policy), signal);
+  // From the start again on a resume: tasks a stop took out of the queue come back.
+  await feed.register(runId, {
+    after: enqueued > 0 ? first[enqueued - 1]!.key : '',
+    ...policy,
+    since: Date.now(),
+  });
+  return unfinished;
+}
