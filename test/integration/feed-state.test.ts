@@ -1,0 +1,66 @@
+/**
+ * The feeder's Redis state (src/queue/feed-state.ts) on real Redis: one lease holder at a time,
+ * and a cursor that moves only for the holder and only if nobody rewrote the entry meanwhile.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FeedState } from '../../src/queue/feed-state.ts';
+import { harvestKeys } from '../../src/queue/names.ts';
+import { testRedis } from '../helpers/redis.ts';
+
+const undos: (() => unknown)[] = [];
+afterEach(async () => {
+  for (const undo of undos.splice(0).reverse()) await undo();
+});
+
+function state(): FeedState {
+  const { prefix, redis } = testRedis((undo) => undos.push(undo));
+  return new FeedState(redis, harvestKeys(prefix));
+}
+
+const entry = { after: '', maxAttempts: 5, since: 1 };
+
+describe('feed state', () => {
+  it('lets one holder take the lease, renew it, and another take it once it lapses', async () => {
+    const feed = state();
+    expect(await feed.hold('a', 1500)).toBe(true);
+    expect(await feed.hold('b', 1500)).toBe(false);
+    expect(await feed.hold('a', 1500)).toBe(true);
+    await sleep(1700);
+    expect(await feed.hold('b', 1500)).toBe(true);
+    expect(await feed.holder()).toBe('b');
+    await feed.release('a');
+    expect(await feed.holder()).toBe('b');
+    await feed.release('b');
+    expect(await feed.holder()).toBeNull();
+  });
+
+  it('moves a cursor only with the lease and only if the entry is unchanged', async () => {
+    const feed = state();
+    await feed.register('run1', entry);
+    const [stored] = await feed.all();
+    const next = { ...entry, after: 'k10' };
+    expect(await feed.advance('a', stored!, next)).toBe('not-leader');
+    await feed.hold('a', 5000);
+    // A resume rewrote the entry since it was read: the feeder's move is refused.
+    await feed.register('run1', { ...entry, since: 2 });
+    expect(await feed.advance('a', stored!, next)).toBe('changed');
+    expect(await feed.get('run1')).toEqual({ ...entry, since: 2 });
+    const [fresh] = await feed.all();
+    expect(await feed.advance('a', fresh!, { ...entry, since: 2, after: 'k10' })).toBe('moved');
+    expect((await feed.get('run1'))?.after).toBe('k10');
+    const [last] = await feed.all();
+    expect(await feed.advance('a', last!, undefined)).toBe('moved');
+    expect(await feed.get('run1')).toBeUndefined();
+  });
+
+  it('lists the runs being fed oldest first', async () => {
+    const feed = state();
+    await feed.register('20261123T120000-bbbb', entry);
+    await feed.register('20261123T110000-aaaa', entry);
+    expect((await feed.all()).map((e) => e.runId)).toEqual([
+      '20261123T110000-aaaa',
+      '20261123T120000-bbbb',
+    ]);
+  });
+});
