@@ -5,7 +5,8 @@ export type Role = (typeof ROLES)[number];
 /** What each role does, for `harvest worker --help`. */
 export const ROLE_HELP: Record<Role, string> = {
   search: 'calls the API (any host that reaches Redis and the API)',
-  store: 'writes SQLite (the host that owns the database)',
+  store:
+    'writes SQLite and feeds runs larger than the queue window (the host that owns the database)',
   runs: 'starts scheduled runs and sends their webhooks (the host that owns the database)',
   media: 'saves signed media before it expires (the host that owns the database)',
 };
