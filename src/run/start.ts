@@ -182,9 +182,10 @@ export interface ResumedRun {
  * jobs back (their records must reach SQLite), raises the budget counter to what SQLite says
  * was spent (a Redis that lost it starts again from there), and re-enqueues every task that
  * has not ended (with `retryFailed`, the failed ones too), within the queue window: a larger
- * run is fed again from its first unfinished task. `requeued` counts the tasks going again. Jobs still in Redis are left as
- * they are (job ids are derived from run id and task key, so adding them again is harmless);
- * the run's failed jobs are removed first, so that their ids are free again.
+ * run is fed again from its first unfinished task. `requeued` counts the tasks going again.
+ * Jobs still in Redis are left as they are (job ids are derived from run id and task key, so
+ * adding them again is harmless); the run's failed jobs are removed first, so that their ids
+ * are free again.
  */
 export async function resumeRun(
   runtime: Runtime,
