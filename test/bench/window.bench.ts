@@ -14,7 +14,9 @@
  * Run: `npx tsx test/bench/window.bench.ts`
  * Knobs (env): N (tasks, default 100,000; needs two factors of similar size; the issue's
  * 1,000,000 takes about ten times as long), WINDOW (default: harvest's default), CONCURRENCY
- * (worker, default 32), ORDER (`windowed-first` to run the windowed mode first).
+ * (worker, default 32), ORDER (`windowed-first` to run the windowed mode first), ROUNDS (pairs
+ * of runs, default 1; each pair in the other order than the last, and the throughput ratio's
+ * median printed: on a shared machine one pair says little).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -54,6 +56,7 @@ const N = Number(process.env.N ?? 100_000);
 const WINDOW = Number(process.env.WINDOW ?? loadSettings({}).queueWindow);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 32);
 const WINDOWED_FIRST = process.env.ORDER === 'windowed-first';
+const ROUNDS = Number(process.env.ROUNDS ?? 1);
 const SAMPLE_MS = 100;
 const MAX_REDIS_ABOVE_IDLE_MB = 50;
 const MIN_THROUGHPUT_RATIO = 0.95;
@@ -70,6 +73,8 @@ interface ModeResult {
   redisPeakBytes: number;
   redisServerPeakBytes: number;
   maxJobs: number;
+  /** Fewest search jobs in Redis between 10% and 90% ended: near 0, the workers went hungry. */
+  minJobsMid: number;
   cliPeakKb: number;
   workerPeakKb: number;
   dbBytes: number;
@@ -170,6 +175,7 @@ async function runMode(label: string, window: number, sandboxUrl: string): Promi
   const closeStore = closer(() => store?.close());
   let redisPeak = idle.used;
   let maxJobs = 0;
+  let minJobsMid = Number.POSITIVE_INFINITY;
   let cliPeakKb = 0;
   let workerPeakKb = 0;
   let at10: number | undefined;
@@ -187,6 +193,7 @@ async function runMode(label: string, window: number, sandboxUrl: string): Promi
       const now = performance.now();
       if (at10 === undefined && ended >= 0.1 * N) at10 = now;
       if (at90 === undefined && ended >= 0.9 * N) at90 = now;
+      if (at10 !== undefined && at90 === undefined) minJobsMid = Math.min(minJobsMid, jobs);
     }
     await Promise.race([sleep(SAMPLE_MS), cliExit]);
   }
@@ -214,6 +221,7 @@ async function runMode(label: string, window: number, sandboxUrl: string): Promi
     redisPeakBytes: redisPeak,
     redisServerPeakBytes: serverPeak,
     maxJobs,
+    minJobsMid,
     cliPeakKb,
     workerPeakKb,
     dbBytes,
@@ -232,11 +240,37 @@ async function main(): Promise<void> {
     ['windowed', WINDOW],
   ];
   if (WINDOWED_FIRST) modes.reverse();
-  const results: ModeResult[] = [];
-  for (const [label, window] of modes) {
-    console.log(`\n-- ${label} (HARVEST_QUEUE_WINDOW=${window})`);
-    results.push(await runMode(label, window, sandbox.url));
+  const ratios: { whole: number; mid: number }[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const results: ModeResult[] = [];
+    for (const [label, window] of modes) {
+      console.log(`\n-- round ${round}: ${label} (HARVEST_QUEUE_WINDOW=${window})`);
+      results.push(await runMode(label, window, sandbox.url));
+    }
+    modes.reverse();
+    ratios.push(report(results));
   }
+  if (ROUNDS > 1) {
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const whole = median(ratios.map((r) => r.whole));
+    const mid = median(ratios.map((r) => r.mid));
+    printBlock('window: throughput, windowed / enqueue-all', [
+      ['round', 'whole run', '10% to 90%'],
+      ...ratios.map((r, i) => [String(i + 1), fixed(r.whole, 3), fixed(r.mid, 3)] as const),
+      ['median', fixed(whole, 3), fixed(mid, 3)],
+    ]);
+    console.log('');
+    console.log(
+      verdict(
+        whole >= MIN_THROUGHPUT_RATIO,
+        `median windowed throughput ${fixed(whole, 3)} x enqueue-all (>= ${MIN_THROUGHPUT_RATIO})`,
+      ),
+    );
+  }
+}
+
+/** One pair's figures and verdicts; returns its throughput ratios. */
+function report(results: ModeResult[]): { whole: number; mid: number } {
   const all = results.find((r) => r.label === 'enqueue-all')!;
   const win = results.find((r) => r.label === 'windowed')!;
   const row = (name: string, f: (r: ModeResult) => string) => [name, f(all), f(win)] as const;
@@ -249,6 +283,7 @@ async function main(): Promise<void> {
     row('tasks/s (whole run)', (r) => fixed(N / r.seconds, 0)),
     row('tasks/s (10% to 90%)', (r) => fixed(r.midRate, 0)),
     row('search jobs in Redis, max', (r) => String(r.maxJobs)),
+    row('search jobs in Redis, min 10%-90%', (r) => String(r.minJobsMid)),
     row('Redis used_memory idle', (r) => `${fixed(r.redisIdleBytes / MB, 1)} MB`),
     row(
       'Redis peak above idle (sampled)',
@@ -289,7 +324,7 @@ async function main(): Promise<void> {
       `every task done in both modes (${all.done}, ${win.done} of ${N})`,
     ),
   );
-  console.log('(one pass per mode; on a shared machine, run it again before trusting a few %)');
+  return { whole: ratio, mid: midRatio };
 }
 
 runBench(main);
