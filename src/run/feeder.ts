@@ -39,6 +39,9 @@ export interface FeederDeps {
   log: Logger;
 }
 
+/** Tasks read from SQLite and enqueued at a time. */
+const FEED_PAGE = 1000;
+
 /** Run statuses whose tasks are fed; any other status ends the run's feeding. */
 const FED_STATUSES = new Set(['queued', 'running', 'paused']);
 
@@ -105,23 +108,35 @@ export class Feeder {
     return fed;
   }
 
-  /** Up to `room` jobs of one run; undefined when the lease was lost meanwhile. */
+  /**
+   * Up to `room` jobs of one run, read and enqueued `FEED_PAGE` at a time (so memory stays flat
+   * whatever the window); undefined when the lease was lost meanwhile.
+   */
   async #feedRun(stored: StoredFeedEntry, room: number): Promise<number | undefined> {
-    const { store, queue, feed, owner } = this.#deps;
-    const { runId, entry } = stored;
+    const { store, queue, feed, owner, log } = this.#deps;
+    const { runId } = stored;
     const run = store.runs.get(runId);
     if (!run || !FED_STATUSES.has(run.status)) {
       return (await feed.advance(owner, stored, undefined)) === 'not-leader' ? undefined : 0;
     }
-    const tasks = store.tasks.unfinishedAfter(runId, entry.after, room);
-    const enqueued = await enqueueSearches(queue, searchJobsOf(runId, tasks, entry));
-    const last = tasks.at(-1);
-    // Fewer than asked for: the run's last tasks are in the queue, and its feeding ends.
-    const next = tasks.length < room || !last ? undefined : { ...entry, after: last.key };
-    const moved = await feed.advance(owner, stored, next);
-    if (moved === 'not-leader') return undefined;
-    if (next === undefined) this.#deps.log.debug({ runId }, 'run fully enqueued');
-    return enqueued;
+    let current = stored;
+    let fed = 0;
+    while (fed < room && !this.#stopped) {
+      const want = Math.min(room - fed, FEED_PAGE);
+      const tasks = store.tasks.unfinishedAfter(runId, current.entry.after, want);
+      fed += await enqueueSearches(queue, searchJobsOf(runId, tasks, current.entry));
+      const last = tasks.at(-1);
+      // Fewer than asked for: the run's last tasks are in the queue, and its feeding ends.
+      const next = tasks.length < want || !last ? undefined : { ...current.entry, after: last.key };
+      const moved = await feed.advance(owner, current, next);
+      if (moved === 'not-leader') return undefined;
+      if (moved === 'changed' || next === undefined) {
+        if (moved === 'moved') log.debug({ runId }, 'run fully enqueued');
+        break;
+      }
+      current = { runId, raw: JSON.stringify(next), entry: next };
+    }
+    return fed;
   }
 }
 
