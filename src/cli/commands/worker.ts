@@ -1,6 +1,7 @@
 /** `harvest worker`: a long-running pool; several may run at once, on one host or many. */
 import { type Command, InvalidArgumentError } from 'commander';
 import { createLogger } from '../../log.ts';
+import type { startWorkerMetrics as StartWorkerMetrics } from '../../metrics/index.ts';
 import { assertRedisReachable } from '../../queue/connection.ts';
 import { openStore } from '../../store/index.ts';
 import { startLocalPool } from '../../worker/local.ts';
@@ -73,6 +74,8 @@ Examples:
   HARVEST_MEDIA_CONCURRENCY=32 harvest worker --roles media   # more media downloads`,
     )
     .action(async (opts: WorkerOptions) => {
+      const startMetrics = async (...args: Parameters<typeof StartWorkerMetrics>) =>
+        (await import('../../metrics/index.ts')).startWorkerMetrics(...args);
       const settings = ctx.settings();
       // Redis going away is logged once by the watch below: its repeats stay out of the logs.
       const logger = createLogger({
@@ -94,48 +97,57 @@ Examples:
                 'Redis came back without its data (it restarted without saving): the queued jobs of unfinished runs are gone; `harvest status` lists them, `harvest run --resume RUN` enqueues one again',
               ),
       });
-      const onDatabaseHost = opts.roles.some((r) => r === 'store' || r === 'runs' || r === 'media');
-      const store = onDatabaseHost ? openStore(settings.dbPath) : undefined;
-      const metrics =
-        opts.metricsPort === undefined
-          ? undefined
-          : await (await import('../../metrics/index.ts')).startWorkerMetrics(settings, {
-              host: opts.metricsHost,
-              port: opts.metricsPort,
-              store,
-              logger,
-            });
-      if (metrics) logger.info({ url: metrics.url }, 'serving metrics');
-      const pool = await startLocalPool(settings, {
-        roles: opts.roles,
-        concurrency: opts.concurrency,
-        lockDurationMs: opts.lockDuration,
-        stalledIntervalMs: opts.stalledInterval,
-        store,
-        metrics: metrics?.pool,
-        logger,
-      });
-      logger.info(
-        { roles: opts.roles, concurrency: opts.concurrency, workerId: pool.workerId },
-        'worker started',
-      );
-      await new Promise<void>((resolve) =>
-        onStopSignals({
-          first: async (signal) => {
-            logger.info({ signal }, 'finishing calls in flight, then stopping (again to force)');
-            await pool.close();
-            resolve();
-          },
-          second: async (signal) => {
-            logger.warn({ signal }, 'second signal: stopping now');
-            await pool.forceClose(`stopped by ${signal} before the answer arrived`);
-            process.exit(EXIT.NOT_FINISHED);
-          },
-        }),
-      );
-      await watch.close();
-      await metrics?.close();
-      store?.close();
+      let store: ReturnType<typeof openStore> | undefined;
+      let metrics: Awaited<ReturnType<typeof startMetrics>> | undefined;
+      try {
+        const onDatabaseHost = opts.roles.some(
+          (r) => r === 'store' || r === 'runs' || r === 'media',
+        );
+        store = onDatabaseHost ? openStore(settings.dbPath) : undefined;
+        metrics =
+          opts.metricsPort === undefined
+            ? undefined
+            : await startMetrics(settings, {
+                host: opts.metricsHost,
+                port: opts.metricsPort,
+                store,
+                logger,
+              });
+        if (metrics) logger.info({ url: metrics.url }, 'serving metrics');
+        const pool = await startLocalPool(settings, {
+          roles: opts.roles,
+          concurrency: opts.concurrency,
+          lockDurationMs: opts.lockDuration,
+          stalledIntervalMs: opts.stalledInterval,
+          store,
+          metrics: metrics?.pool,
+          logger,
+        });
+        logger.info(
+          { roles: opts.roles, concurrency: opts.concurrency, workerId: pool.workerId },
+          'worker started',
+        );
+        await new Promise<void>((resolve) =>
+          onStopSignals({
+            first: async (signal) => {
+              logger.info({ signal }, 'finishing calls in flight, then stopping (again to force)');
+              await pool.close();
+              resolve();
+            },
+            second: async (signal) => {
+              logger.warn({ signal }, 'second signal: stopping now');
+              await pool.forceClose(`stopped by ${signal} before the answer arrived`);
+              process.exit(EXIT.NOT_FINISHED);
+            },
+          }),
+        );
+      } finally {
+        // Also when starting failed (a port in use, say): an open connection would keep the
+        // process alive after its error was reported.
+        await watch.close();
+        await metrics?.close();
+        store?.close();
+      }
       logger.info('worker stopped');
     });
 }

@@ -39,7 +39,7 @@ describe('StoreWriterThread', () => {
     const store = stores.open();
     const unopenable = { ...store, path: path.join(store.path, 'not-a-dir', 'x.db') };
     await expect(StoreWriterThread.start(unopenable, capturedLogger().logger)).rejects.toThrow(
-      /ENOTDIR|not a directory/i,
+      /not a folder/i,
     );
   });
 
