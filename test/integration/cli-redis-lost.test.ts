@@ -75,13 +75,15 @@ async function until(check: () => boolean, ms: number): Promise<void> {
   }
 }
 
+// Enough work (60 x 150 ms, 2 at a time) that the run outlasts the watch's reconnection backoff
+// (up to 2 s) once Redis is back, so the line saying so comes before the run ends.
 const PIPELINE = `name: many
 searches:
   - id: q
     query: "topic {n}"
     limit: 1
     matrix:
-      n: [${Array.from({ length: 24 }, (_, i) => i + 1).join(', ')}]
+      n: [${Array.from({ length: 60 }, (_, i) => i + 1).join(', ')}]
 run:
   concurrency: 2
 `;
