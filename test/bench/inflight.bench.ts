@@ -20,13 +20,13 @@
  */
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { Pool } from 'undici';
 import { openStore } from '../../src/store/index.ts';
+import { freePort } from '../helpers/ports.ts';
 import {
   benchDir,
   benchEnv,
@@ -57,15 +57,6 @@ const MAX_RSS_MB = 400;
 const MAX_GROWTH = 1.25;
 const MAX_LAG_P99_MS = 50;
 const SCRAPE_MS = 2000;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as { port: number }).port;
-  server.close();
-  return port;
-}
 
 /** A plain client: C requests in flight over C connections until `n` have been answered. */
 async function baseline(sandbox: SandboxChild, n: number): Promise<number> {

@@ -21,7 +21,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -31,6 +30,7 @@ import { createRedis } from '../../src/queue/connection.ts';
 import { jobsInQueue } from '../../src/queue/feed-state.ts';
 import { QUEUES } from '../../src/queue/names.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
+import { freePort } from '../helpers/ports.ts';
 import {
   benchDir,
   benchEnv,
@@ -78,16 +78,6 @@ interface ModeResult {
   cliPeakKb: number;
   workerPeakKb: number;
   dbBytes: number;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /** A redis-server of this mode's own on loopback, keeping nothing on disk. */

@@ -11,8 +11,8 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { promisify } from 'node:util';
+import { freePort } from './ports.ts';
 
 const exec = promisify(execFile);
 
@@ -130,17 +130,6 @@ export async function netnsInode(target: { pid: number } | { ns: string }): Prom
   const file = 'pid' in target ? `/proc/${target.pid}/ns/net` : `/run/netns/${target.ns}`;
   const { stdout } = await exec('stat', ['-L', '-c', '%i', file]);
   return stdout.trim();
-}
-
-/** A TCP port that was free a moment ago on every address. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '0.0.0.0');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 export interface RedisServer {

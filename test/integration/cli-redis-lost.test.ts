@@ -11,19 +11,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { spawnCli } from '../helpers/cli.ts';
+import { freePort } from '../helpers/ports.ts';
 import { freshPrefix } from '../helpers/redis.ts';
 import { testSettings } from '../helpers/settings.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const PASSWORD = 'lost-and-found-pw';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A redis-server of this test's own; `persist` keeps its data across a restart (AOF). */
 class OwnRedis {

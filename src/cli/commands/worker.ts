@@ -1,7 +1,7 @@
 /** `harvest worker`: a long-running pool; several may run at once, on one host or many. */
 import { type Command, InvalidArgumentError } from 'commander';
 import { createLogger } from '../../log.ts';
-import type { startWorkerMetrics as StartWorkerMetrics } from '../../metrics/index.ts';
+import type { ServedMetrics } from '../../metrics/index.ts';
 import { assertRedisReachable } from '../../queue/connection.ts';
 import { openStore } from '../../store/index.ts';
 import { startLocalPool } from '../../worker/local.ts';
@@ -74,8 +74,6 @@ Examples:
   HARVEST_MEDIA_CONCURRENCY=32 harvest worker --roles media   # more media downloads`,
     )
     .action(async (opts: WorkerOptions) => {
-      const startMetrics = async (...args: Parameters<typeof StartWorkerMetrics>) =>
-        (await import('../../metrics/index.ts')).startWorkerMetrics(...args);
       const settings = ctx.settings();
       // Redis going away is logged once by the watch below: its repeats stay out of the logs.
       const logger = createLogger({
@@ -98,7 +96,7 @@ Examples:
               ),
       });
       let store: ReturnType<typeof openStore> | undefined;
-      let metrics: Awaited<ReturnType<typeof startMetrics>> | undefined;
+      let metrics: ServedMetrics | undefined;
       try {
         const onDatabaseHost = opts.roles.some(
           (r) => r === 'store' || r === 'runs' || r === 'media',
@@ -107,7 +105,7 @@ Examples:
         metrics =
           opts.metricsPort === undefined
             ? undefined
-            : await startMetrics(settings, {
+            : await (await import('../../metrics/index.ts')).startWorkerMetrics(settings, {
                 host: opts.metricsHost,
                 port: opts.metricsPort,
                 store,
