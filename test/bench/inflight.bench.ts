@@ -6,8 +6,11 @@
  *   B. four `harvest worker --roles search -c C/4` beside one store-only worker,
  * each fed by `harvest run FILE --wait`. The ideal throughput of C slots is C / 3.5 s; the
  * baseline, measured in the same run against the same sandbox, is a plain undici client keeping
- * C requests in flight. Throughput counts from the first call's start to the last call's end
- * (from the stored calls), so start-up and enqueueing are left out.
+ * C requests in flight. Throughput is taken from the stored calls: in the steady state (between
+ * the times 10% and 90% of the calls had ended, where C / mean latency applies; the verdict),
+ * with the mean number of calls in flight and their mean duration beside it to tell a pool that
+ * is not kept full from calls that take longer; and from the first call's start to the last
+ * call's end, ramp-up and the last wave's drain included.
  *
  * Targets: throughput / ideal >= 0.95; each worker's RSS <= 400 MB and flat (at 90% of the run
  * no more than 1.25 times its RSS at 25%); event-loop delay p99 <= 50 ms (the worker's
@@ -160,15 +163,49 @@ async function runLayout(sandbox: SandboxChild, layout: Layout) {
   const [exitCode] = await cliExit;
   const counts = store.tasks.counts(runId);
   const db = new Database(path.join(dir, 'harvest.db'), { readonly: true });
-  const span = db
+  const calls = db
     .prepare(
-      'SELECT min(started_at) AS first, max(started_at + duration_ms) AS last, count(*) AS calls FROM calls WHERE run_id = ?',
+      'SELECT started_at AS start, started_at + duration_ms AS end FROM calls WHERE run_id = ? ORDER BY end',
     )
-    .get(runId) as { first: number; last: number; calls: number };
+    .all(runId) as { start: number; end: number }[];
   db.close();
   store.close();
-  const perS = counts.done / ((span.last - span.first) / 1000);
-  return { layout, exitCode, counts, calls: span.calls, perS, probes };
+  const first = Math.min(...calls.map((c) => c.start));
+  const last = calls.at(-1)!.end;
+  const perS = counts.done / ((last - first) / 1000);
+  return {
+    layout,
+    exitCode,
+    counts,
+    calls: calls.length,
+    perS,
+    steady: steadyState(calls),
+    probes,
+  };
+}
+
+/**
+ * The steady state, between the times 10% and 90% of the calls had ended: calls ended per
+ * second, the mean number in flight (each call's overlap with the interval, summed, over its
+ * length) and the mean call duration as harvest measured it. C / mean latency is a
+ * steady-state figure; the whole span also holds the ramp-up and the last wave's drain, which
+ * alone cost about half a mean latency of a ~70 s run.
+ */
+function steadyState(calls: { start: number; end: number }[]) {
+  const from = calls[Math.floor(calls.length * 0.1)]!.end;
+  const to = calls[Math.floor(calls.length * 0.9)]!.end;
+  let overlapMs = 0;
+  let durationMs = 0;
+  for (const c of calls) {
+    overlapMs += Math.max(0, Math.min(c.end, to) - Math.max(c.start, from));
+    durationMs += c.end - c.start;
+  }
+  const ended = calls.filter((c) => c.end > from && c.end <= to).length;
+  return {
+    perS: ended / ((to - from) / 1000),
+    inFlight: overlapMs / (to - from),
+    meanLatencyMs: durationMs / calls.length,
+  };
 }
 
 function rssAt(probe: WorkerProbe, fraction: number): number | undefined {
@@ -205,13 +242,20 @@ async function main(): Promise<void> {
   ];
   for (const layout of layouts) {
     const r = await runLayout(sandbox, layout);
-    const ratio = r.perS / IDEAL_PER_S;
+    const ratio = r.steady.perS / IDEAL_PER_S;
     const rows: [string, string][] = [
       ['run CLI exit code', String(r.exitCode)],
       ['tasks done / failed', `${r.counts.done} / ${r.counts.failed} (${r.calls} calls)`],
-      ['throughput', `${fixed(r.perS, 1)}/s`],
-      ['throughput / ideal', fixed(ratio, 3)],
-      ['throughput / baseline', fixed(r.perS / basePerS, 3)],
+      ['throughput, 10% to 90% ended', `${fixed(r.steady.perS, 1)}/s`],
+      ['  / ideal', fixed(ratio, 3)],
+      [
+        '  calls in flight (mean)',
+        `${fixed(r.steady.inFlight, 0)} of ${CONCURRENCY} (${fixed(r.steady.inFlight / CONCURRENCY, 3)})`,
+      ],
+      ['  call duration (mean, harvest)', `${fixed(r.steady.meanLatencyMs, 0)} ms (sandbox: 3500)`],
+      ['throughput, first start to last end', `${fixed(r.perS, 1)}/s`],
+      ['  / ideal', fixed(r.perS / IDEAL_PER_S, 3)],
+      ['  / baseline', fixed(r.perS / basePerS, 3)],
     ];
     let rssOk = true;
     let lagOk = true;
@@ -228,7 +272,10 @@ async function main(): Promise<void> {
     }
     printBlock(layout.label, rows);
     console.log(
-      verdict(ratio >= MIN_RATIO, `throughput / ideal ${fixed(ratio, 3)} >= ${MIN_RATIO}`),
+      verdict(
+        ratio >= MIN_RATIO,
+        `steady-state throughput / ideal ${fixed(ratio, 3)} >= ${MIN_RATIO}`,
+      ),
     );
     console.log(
       verdict(rssOk, `every worker's RSS <= ${MAX_RSS_MB} MB and flat (<= ${MAX_GROWTH}x)`),
