@@ -16,7 +16,7 @@ import { parseTemplate } from './placeholders.ts';
 import { isRequestField, type Pipeline, REQUEST_FIELDS, type SearchItem } from './schema.ts';
 
 /** Most searches one pipeline may expand to. */
-export const MAX_EXPANDED_SEARCHES = 250_000;
+export const MAX_EXPANDED_SEARCHES = 10_000_000;
 
 /** An item that passed the item schema, with its index in `searches`. */
 export interface IndexedItem {

@@ -5,23 +5,30 @@ import {
   formatIssue,
   type Issue,
   loadPipelineFile,
-  type Plan,
-  plan,
+  type PlanEstimate,
+  planTasks,
+  type Task,
 } from '../../pipeline/index.ts';
 import type { CommandContext } from '../context.ts';
 import { EXIT } from '../exit-codes.ts';
 
 export interface PlanReport {
   file: string;
-  plan: Plan;
+  pipeline: string;
+  taskCount: number;
+  duplicates: number;
+  /** The first `limit` tasks; the others are counted, not kept (a plan may have millions). */
+  tasks: Task[];
+  estimate: PlanEstimate;
   warnings: Issue[];
 }
 
 /**
- * Load, validate and plan one file; throws HarvestError(PIPELINE_INVALID) listing the issues:
- * bad input to act on (exit 2), where `validate`, the checker, exits 1.
+ * Load, validate and plan one file, keeping its first `limit` tasks; throws
+ * HarvestError(PIPELINE_INVALID) listing the issues: bad input to act on (exit 2), where
+ * `validate`, the checker, exits 1.
  */
-export async function planFile(file: string): Promise<PlanReport> {
+export async function planFile(file: string, limit: number): Promise<PlanReport> {
   const result = await loadPipelineFile(file);
   if (!result.ok) {
     const errors = result.issues.filter((issue) => issue.severity === 'error').length;
@@ -31,7 +38,18 @@ export async function planFile(file: string): Promise<PlanReport> {
       { exitCode: EXIT.BAD_INPUT },
     );
   }
-  return { file, plan: plan(result.value), warnings: result.warnings };
+  const stream = planTasks(result.value);
+  const tasks: Task[] = [];
+  for (const task of stream) if (tasks.length < limit) tasks.push(task);
+  return {
+    file,
+    pipeline: stream.pipeline,
+    taskCount: stream.taskCount,
+    duplicates: stream.duplicates,
+    tasks,
+    estimate: stream.estimate(),
+    warnings: result.warnings,
+  };
 }
 
 const VERDICT_TEXT = {
@@ -41,12 +59,12 @@ const VERDICT_TEXT = {
   'no-budget': 'no budget set',
 } as const;
 
-export function renderPlan(report: PlanReport, limit: number): string {
-  const { plan: result } = report;
+export function renderPlan(report: PlanReport): string {
+  const result = report;
   const lines = report.warnings.map(formatIssue);
-  const shown = result.tasks.slice(0, limit);
+  const shown = result.tasks;
   lines.push(
-    `${result.pipeline}: ${result.tasks.length} task${result.tasks.length === 1 ? '' : 's'}` +
+    `${result.pipeline}: ${result.taskCount} task${result.taskCount === 1 ? '' : 's'}` +
       (result.duplicates > 0
         ? ` (${result.duplicates} duplicate${result.duplicates === 1 ? '' : 's'} dropped)`
         : ''),
@@ -59,8 +77,7 @@ export function renderPlan(report: PlanReport, limit: number): string {
         `${formats ? ` formats=${formats}` : ''}  credits ${task.credits.min}..${task.credits.max}`,
     );
   }
-  if (result.tasks.length > shown.length)
-    lines.push(`  … ${result.tasks.length - shown.length} more`);
+  if (result.taskCount > shown.length) lines.push(`  … ${result.taskCount - shown.length} more`);
   const { estimate } = result;
   lines.push(`credits: ${estimate.minCredits}..${estimate.maxCredits}`);
   lines.push(
@@ -86,18 +103,17 @@ export function registerPlan(program: Command, _ctx: CommandContext): void {
     .option('--json', 'print JSON')
     .option('--limit <n>', 'tasks to list', parseLimit, 20)
     .action(async (file: string, options: { json?: boolean; limit: number }) => {
-      const report = await planFile(file);
+      const report = await planFile(file, options.limit);
       if (options.json) {
-        const { plan: result } = report;
         console.log(
           JSON.stringify(
             {
               file: report.file,
-              pipeline: result.pipeline,
-              taskCount: result.tasks.length,
-              duplicates: result.duplicates,
-              tasks: result.tasks.slice(0, options.limit),
-              estimate: result.estimate,
+              pipeline: report.pipeline,
+              taskCount: report.taskCount,
+              duplicates: report.duplicates,
+              tasks: report.tasks,
+              estimate: report.estimate,
               warnings: report.warnings,
             },
             null,
@@ -105,7 +121,7 @@ export function registerPlan(program: Command, _ctx: CommandContext): void {
           ),
         );
       } else {
-        console.log(renderPlan(report, options.limit));
+        console.log(renderPlan(report));
       }
     });
 }

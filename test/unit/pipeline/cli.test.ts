@@ -54,15 +54,16 @@ describe('harvest validate', () => {
 
 describe('harvest plan', () => {
   it('lists tasks, the estimate and the verdict', async () => {
-    const report = await planFile(join(ROOT, 'pipelines/demo.yaml'));
-    const text = renderPlan(report, 2);
+    const report = await planFile(join(ROOT, 'pipelines/demo.yaml'), 2);
+    expect(report.tasks).toHaveLength(2);
+    const text = renderPlan(report);
     expect(text.split('\n')[0]).toBe('demo: 4 tasks');
     expect(text).toContain('… 2 more');
     expect(text).toMatch(/credits: 0\.\.\d+\nbudget: 50 credits, within budget$/);
   });
 
   it('throws PIPELINE_INVALID with every issue', async () => {
-    const error = await planFile(join(dir, 'bad.yaml')).catch((e: unknown) => e);
+    const error = await planFile(join(dir, 'bad.yaml'), 20).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HarvestError);
     expect((error as HarvestError).code).toBe('PIPELINE_INVALID');
     expect((error as HarvestError).message).toContain('bad.yaml:4:5 searches[0].limt: unknown key');

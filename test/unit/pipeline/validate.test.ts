@@ -232,15 +232,16 @@ describe('rules', () => {
     const text = yaml([
       'name: x',
       'searches:',
-      '  - query: "{a} {b} {c}"',
+      '  - query: "{a} {b} {c} {d}"',
       '    matrix:',
       `      a: ${values}`,
       `      b: ${values}`,
       `      c: ${values}`,
+      `      d: ${values}`,
     ]);
     expect(messages(text)).toMatchInlineSnapshot(`
       [
-        "p.yaml:5:7 searches[0].matrix: the pipeline expands to too many searches (received 1000000 searches by here; allowed at most 250000)",
+        "p.yaml:5:7 searches[0].matrix: the pipeline expands to too many searches (received 100000000 searches by here; allowed at most 10000000)",
       ]
     `);
   });
