@@ -7,7 +7,9 @@
  * is spent, or its turn is further off than `maxHoldMs`), every worker is held with BullMQ's
  * `queue.rateLimit(ms)` and the job goes back to waiting without spending an attempt (the
  * processor throws `RateLimitError`). BullMQ honours that wait only while the queue has a global
- * rate limit, so the controller sets one far above any real rate: the counting is done here.
+ * rate limit, so the controller sets one far above any real rate (the counting is done here)
+ * with each hold. Not before the first: until then BullMQ counts no job against a limit, which
+ * spares Redis three commands a job.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
@@ -30,7 +32,7 @@ import { readRateLimitSignal } from './rate-signal.ts';
 
 /** A learned model is forgotten this long after it last changed, in ms, so a raised plan limit is found again. */
 export const MODEL_TTL_MS = 3_600_000;
-/** The queue's global rate limit: never reached, it only makes BullMQ honour `rateLimit(ms)`. */
+/** The queue's global rate limit, set with each hold: never reached, it only makes BullMQ honour `rateLimit(ms)`. */
 const GLOBAL_LIMIT = { max: 1_000_000_000, durationMs: 1000 };
 /** How long an idle call log lives, in ms. */
 const LOG_IDLE_MS = 60_000;
@@ -64,7 +66,6 @@ export class RateController {
   readonly #maxHoldMs: number;
   #successes: number[] = [];
   #lastQuietCheck = 0;
-  #globalLimit: Promise<unknown> | undefined;
 
   constructor(
     redis: Redis,
@@ -82,7 +83,6 @@ export class RateController {
 
   /** Starts a run: with a stated plan limit (run.rateLimitPerMinute), see `configuredModel`. */
   async start(rateLimitPerMinute: number | undefined): Promise<void> {
-    await this.#ensureGlobalLimit();
     if (!rateLimitPerMinute) return;
     await this.#change((model, nowMs) => ({
       model: configuredModel(rateLimitPerMinute, model, nowMs),
@@ -216,18 +216,11 @@ export class RateController {
 
   async #hold(ms: number): Promise<void> {
     if (!(ms > 0)) return;
-    await this.#ensureGlobalLimit();
-    await this.#queue.rateLimit(Math.ceil(ms));
-  }
-
-  #ensureGlobalLimit(): Promise<unknown> {
-    this.#globalLimit ??= this.#queue
-      .setGlobalRateLimit(GLOBAL_LIMIT.max, GLOBAL_LIMIT.durationMs)
-      .catch((error: unknown) => {
-        this.#globalLimit = undefined;
-        throw error;
-      });
-    return this.#globalLimit;
+    // Set with every hold, not once: a Redis that lost its data meanwhile has lost it too.
+    await Promise.all([
+      this.#queue.setGlobalRateLimit(GLOBAL_LIMIT.max, GLOBAL_LIMIT.durationMs),
+      this.#queue.rateLimit(Math.ceil(ms)),
+    ]);
   }
 
   #logLesson(model: RateModel, holdMs: number, nowMs: number): void {
