@@ -11,15 +11,25 @@
 import type { Redis } from 'ioredis';
 import { evalScript } from './lua.ts';
 
+/**
+ * Lua: `reserve(counter, reservations, runId, callId, credits, max)` returns the new total, or
+ * -1 (reserving nothing) when it would pass `max`. Also run with a call's rate-limit turn
+ * (src/queue/call-claim.ts).
+ */
+export const RESERVE_FUNCTION = `
+local function reserve(counter, reservations, runId, callId, credits, max)
+  local total = redis.call('HINCRBY', counter, runId, credits)
+  if total > tonumber(max) then
+    redis.call('HINCRBY', counter, runId, -tonumber(credits))
+    return -1
+  end
+  redis.call('HSET', reservations, runId .. '|' .. callId, credits)
+  return total
+end`;
+
 // KEYS: counter, reservations. ARGV: run id, call id, credits, max.
-const RESERVE = `
-local total = redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[3])
-if total > tonumber(ARGV[4]) then
-  redis.call('HINCRBY', KEYS[1], ARGV[1], -tonumber(ARGV[3]))
-  return -1
-end
-redis.call('HSET', KEYS[2], ARGV[1] .. '|' .. ARGV[2], ARGV[3])
-return total`;
+const RESERVE = `${RESERVE_FUNCTION}
+return reserve(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])`;
 
 // KEYS: counter, reservations. ARGV: run id, call id, credits used.
 const SETTLE = `

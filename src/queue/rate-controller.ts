@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
+import type { TurnClaim } from './call-claim.ts';
 import { evalScript } from './lua.ts';
 import type { HarvestKeys } from './names.ts';
 import { onQuiet } from './rate.ts';
@@ -44,6 +45,8 @@ const MAX_ADMIT_TRIES = 3;
 /** What `beforeCall` hands back for a call that may go: the model version it was admitted under. */
 export interface RateTicket {
   version: number;
+  /** What the claim given to `beforeCall` did (`CLAIM` of src/queue/call-claim.ts); 0 without one. */
+  claim: number;
 }
 
 export interface RateControllerOptions {
@@ -93,25 +96,28 @@ export class RateController {
   /**
    * Counts a call about to be made. Resolves when it may go (after waiting in this worker for
    * its turn, at most `maxHoldMs`) with the ticket to hand to `onRateLimited`; undefined when
-   * every worker now holds and the job must go back to waiting.
+   * every worker now holds and the job must go back to waiting. `claim` runs with the turn when
+   * the call may go at once (src/queue/call-claim.ts); the ticket says what it did.
    */
-  async beforeCall(): Promise<RateTicket | undefined> {
+  async beforeCall(claim?: TurnClaim): Promise<RateTicket | undefined> {
     for (let tries = 1; ; tries++) {
-      const [admitted, waitMs, version] = (await evalScript(
+      const [admitted, waitMs, version, claimed = 0] = (await evalScript(
         this.#redis,
-        ADMIT,
-        2,
+        claim?.script ?? ADMIT,
+        2 + (claim?.keys.length ?? 0),
         this.#keys.rate,
         this.#keys.rateLog,
+        ...(claim?.keys ?? []),
         this.#maxHoldMs,
         LOG_IDLE_MS,
-      )) as [number, number, number];
+        ...(claim?.args ?? []),
+      )) as [number, number, number, number?];
       if (admitted === 1) {
-        if (waitMs <= 0) return { version };
+        if (waitMs <= 0) return { version, claim: claimed };
         await sleep(waitMs);
         // A 429 meanwhile changed the model: this turn was given under the old one.
         if (Number((await this.#redis.hget(this.#keys.rate, 'version')) ?? 0) === version) {
-          return { version };
+          return { version, claim: claimed };
         }
         continue;
       }
