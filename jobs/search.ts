@@ -122,9 +122,12 @@ export function createSearchProcessor(deps: SearchDeps) {
 
     const { body } = response;
     await deps.record(successEvents(response, base, task));
-    endJournal(callId);
-    if (data.maxCredits !== undefined)
-      await deps.budget.settle(data.runId, callId, body.creditsUsed);
+    // The record is durable: the call leaves the journal, and settles its budget in the same script.
+    if (data.maxCredits === undefined) endJournal(callId);
+    else
+      await deps.budget.settle(data.runId, callId, body.creditsUsed, {
+        journal: deps.keys.inflight,
+      });
     deps.rate.onSuccess();
     return { creditsUsed: body.creditsUsed };
   };

@@ -47,6 +47,16 @@ describe('callClaim with the rate-limit turn', () => {
     expect(await reserved()).toEqual({ 'r1|c1': '4' });
   });
 
+  it('a call whose record is durable settles its budget and leaves the journal in one script', async () => {
+    const { keys, rate, journal, budget, spent, reserved } = setup();
+    await rate.beforeCall(callClaim(keys, call('c1'), { credits: 4, maxCredits: 10 }));
+    await rate.beforeCall(callClaim(keys, call('c2'), { credits: 4, maxCredits: 10 }));
+    await budget.settle('r1', 'c1', 1, { journal: keys.inflight });
+    expect(await spent('r1')).toBe(5);
+    expect(await reserved()).toEqual({ 'r1|c2': '4' });
+    expect((await journal.ofWorker('w1')).map((c) => c.callId)).toEqual(['c2']);
+  });
+
   it('a call the budget refuses takes its turn but leaves no reservation and no entry', async () => {
     const { keys, rate, journal, budget, spent, reserved } = setup();
     expect(await budget.reserve('r1', 'c0', 8, 10)).toBe(true);
