@@ -14,10 +14,11 @@ import { newCallId } from '../src/ids.ts';
 import type { Logger } from '../src/log.ts';
 import { decideRetry } from '../src/queue/backoff.ts';
 import type { Budget } from '../src/queue/budget.ts';
+import { CLAIM, callClaim } from '../src/queue/call-claim.ts';
 import { type CallBase, failedCallEvent, okCallEvent } from '../src/queue/call-events.ts';
 import type { InflightJournal } from '../src/queue/inflight.ts';
 import { type SearchJobData, SearchJobEnvelopeSchema } from '../src/queue/job-data.ts';
-import { parseSearchJobId } from '../src/queue/names.ts';
+import { type HarvestKeys, parseSearchJobId } from '../src/queue/names.ts';
 import type { RateController, RateTicket } from '../src/queue/rate-controller.ts';
 import { decisionError, overRateLimit, unrecoverable } from '../src/queue/retry.ts';
 import type { CallEvent, ResultItem, StoreEvent, TaskEvent } from '../src/store/events.ts';
@@ -28,6 +29,8 @@ export interface SearchDeps {
   record(events: StoreEvent[]): Promise<void>;
   budget: Budget;
   inflight: InflightJournal;
+  /** Where the journal and the budget live, for a call's claim (src/queue/call-claim.ts). */
+  keys: Pick<HarvestKeys, 'inflight' | 'budget' | 'reservations'>;
   rate: RateController;
   /** Pauses the search queue with a reason a human can act on (401, 402). */
   pause(code: string, reason: string): Promise<void>;
@@ -84,16 +87,32 @@ export function createSearchProcessor(deps: SearchDeps) {
     ) {
       await overBudget(data, task);
     }
-    // Over the learned rate limit: every worker holds, and the job waits without spending an attempt.
-    const ticket = await deps.rate.beforeCall();
-    if (!ticket) throw overRateLimit();
     // Time-ordered (UUIDv7), so the calls table's key index grows at its end.
     const callId = newCallId();
-    await reserveBudget(data, callId, task);
-
-    const startedAt = Date.now();
-    const base = { callId, runId: data.runId, taskKey: data.taskKey, attempt, startedAt };
-    await deps.inflight.begin({ ...base, workerId: deps.workerId });
+    const base = {
+      callId,
+      runId: data.runId,
+      taskKey: data.taskKey,
+      attempt,
+      startedAt: Date.now(),
+    };
+    // The rate-limit turn, and with it (when the call may go at once) the budget reservation and
+    // the journal entry, in one round trip.
+    const budget =
+      data.maxCredits === undefined
+        ? undefined
+        : { credits: data.estimateMaxCredits, maxCredits: data.maxCredits };
+    const claim = callClaim(deps.keys, { ...base, workerId: deps.workerId }, budget);
+    const ticket = await deps.rate.beforeCall(claim);
+    // Over the learned rate limit: every worker holds, and the job waits without spending an attempt.
+    if (!ticket) throw overRateLimit();
+    if (ticket.claim === CLAIM.overBudget) await overBudget(data, task);
+    if (ticket.claim !== CLAIM.taken) {
+      // The call waited for its turn: it reserves and journals now, as it goes.
+      base.startedAt = Date.now();
+      await reserveBudget(data, callId, task);
+      await deps.inflight.begin({ ...base, workerId: deps.workerId });
+    }
     let response: ApiResponse<SearchResponse>;
     try {
       response = await deps.client.search(data.request as SearchRequest);
@@ -103,9 +122,12 @@ export function createSearchProcessor(deps: SearchDeps) {
 
     const { body } = response;
     await deps.record(successEvents(response, base, task));
-    endJournal(callId);
-    if (data.maxCredits !== undefined)
-      await deps.budget.settle(data.runId, callId, body.creditsUsed);
+    // The record is durable: the call leaves the journal, and settles its budget in the same script.
+    if (data.maxCredits === undefined) endJournal(callId);
+    else
+      await deps.budget.settle(data.runId, callId, body.creditsUsed, {
+        journal: deps.keys.inflight,
+      });
     deps.rate.onSuccess();
     return { creditsUsed: body.creditsUsed };
   };

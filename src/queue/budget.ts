@@ -11,23 +11,35 @@
 import type { Redis } from 'ioredis';
 import { evalScript } from './lua.ts';
 
-// KEYS: counter, reservations. ARGV: run id, call id, credits, max.
-const RESERVE = `
-local total = redis.call('HINCRBY', KEYS[1], ARGV[1], ARGV[3])
-if total > tonumber(ARGV[4]) then
-  redis.call('HINCRBY', KEYS[1], ARGV[1], -tonumber(ARGV[3]))
-  return -1
-end
-redis.call('HSET', KEYS[2], ARGV[1] .. '|' .. ARGV[2], ARGV[3])
-return total`;
+/**
+ * Lua: `reserve(counter, reservations, runId, callId, credits, max)` returns the new total, or
+ * -1 (reserving nothing) when it would pass `max`. Also run with a call's rate-limit turn
+ * (src/queue/call-claim.ts).
+ */
+export const RESERVE_FUNCTION = `
+local function reserve(counter, reservations, runId, callId, credits, max)
+  local total = redis.call('HINCRBY', counter, runId, credits)
+  if total > tonumber(max) then
+    redis.call('HINCRBY', counter, runId, -tonumber(credits))
+    return -1
+  end
+  redis.call('HSET', reservations, runId .. '|' .. callId, credits)
+  return total
+end`;
 
-// KEYS: counter, reservations. ARGV: run id, call id, credits used.
+// KEYS: counter, reservations. ARGV: run id, call id, credits, max.
+const RESERVE = `${RESERVE_FUNCTION}
+return reserve(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])`;
+
+// KEYS: counter, reservations, and the journal when the call's entry goes too. ARGV: run id,
+// call id, credits used.
 const SETTLE = `
 local field = ARGV[1] .. '|' .. ARGV[2]
 local reserved = tonumber(redis.call('HGET', KEYS[2], field) or '0')
 redis.call('HDEL', KEYS[2], field)
 local delta = tonumber(ARGV[3]) - reserved
 if delta ~= 0 then redis.call('HINCRBY', KEYS[1], ARGV[1], delta) end
+if KEYS[3] then redis.call('HDEL', KEYS[3], ARGV[2]) end
 return delta`;
 
 // KEYS: counter, reservations. ARGV: run id, call id.
@@ -93,18 +105,18 @@ export class Budget {
   /**
    * Replaces the call's reservation by the credits it really used (0 when it failed). A call
    * whose reservation was released meanwhile (reaped as LOST) adds `used` to the counter.
+   * With `journal` (the in-flight journal's key), the call's entry there is removed in the same
+   * script: a call whose record is durable, settled and ended at once, leaves neither behind.
    */
-  async settle(runId: string, callId: string, used: number): Promise<void> {
-    await evalScript(
-      this.#redis,
-      SETTLE,
-      2,
-      this.#keys.budget,
-      this.#keys.reservations,
-      runId,
-      callId,
-      used,
-    );
+  async settle(
+    runId: string,
+    callId: string,
+    used: number,
+    options: { journal?: string } = {},
+  ): Promise<void> {
+    const keys = [this.#keys.budget, this.#keys.reservations];
+    if (options.journal !== undefined) keys.push(options.journal);
+    await evalScript(this.#redis, SETTLE, keys.length, ...keys, runId, callId, used);
   }
 
   /** Undoes the call's reservation, if it still holds one; returns the credits released. */

@@ -1,5 +1,6 @@
 /**
- * Calls in flight, journaled in Redis. A call is written here before it is sent and removed
+ * Calls in flight, journaled in Redis. A call is written here before it is sent (a search's
+ * with its rate-limit turn, see call-claim.ts; other calls with `begin`) and removed
  * once its record is durable (in the store queue, or committed to SQLite). When a worker process dies (SIGKILL, power loss)
  * between the two, its heartbeat lapses and any live worker turns the orphaned entries into
  * calls recorded with outcome `LOST` and unknown cost: the service may have billed them, and
@@ -18,6 +19,11 @@ export interface InflightCall {
   workerId: string;
   /** Omitted for a task's search. */
   purpose?: CallPurpose;
+}
+
+/** A call's entry in the journal (a hash field named by its call id). */
+export function journalEntry(call: InflightCall): string {
+  return JSON.stringify(call);
 }
 
 /** How long a worker's heartbeat lives without renewal, in ms, unless told otherwise. */
@@ -63,7 +69,7 @@ export class InflightJournal {
     this.#keys = keys;
     this.#heartbeatTtlMs = heartbeatTtlMs;
     this.#begins = new TickBatch((calls) =>
-      redis.hset(keys.inflight, ...calls.flatMap((c) => [c.callId, JSON.stringify(c)])),
+      redis.hset(keys.inflight, ...calls.flatMap((c) => [c.callId, journalEntry(c)])),
     );
     this.#ends = new TickBatch((callIds) => redis.hdel(keys.inflight, ...callIds));
   }

@@ -7,12 +7,15 @@
  * is spent, or its turn is further off than `maxHoldMs`), every worker is held with BullMQ's
  * `queue.rateLimit(ms)` and the job goes back to waiting without spending an attempt (the
  * processor throws `RateLimitError`). BullMQ honours that wait only while the queue has a global
- * rate limit, so the controller sets one far above any real rate: the counting is done here.
+ * rate limit, so the controller sets one far above any real rate (the counting is done here)
+ * with each hold. Not before the first: until then BullMQ counts no job against a limit, which
+ * spares Redis three commands a job.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
+import type { TurnClaim } from './call-claim.ts';
 import { evalScript } from './lua.ts';
 import type { HarvestKeys } from './names.ts';
 import { onQuiet } from './rate.ts';
@@ -30,7 +33,7 @@ import { readRateLimitSignal } from './rate-signal.ts';
 
 /** A learned model is forgotten this long after it last changed, in ms, so a raised plan limit is found again. */
 export const MODEL_TTL_MS = 3_600_000;
-/** The queue's global rate limit: never reached, it only makes BullMQ honour `rateLimit(ms)`. */
+/** The queue's global rate limit, set with each hold: never reached, it only makes BullMQ honour `rateLimit(ms)`. */
 const GLOBAL_LIMIT = { max: 1_000_000_000, durationMs: 1000 };
 /** How long an idle call log lives, in ms. */
 const LOG_IDLE_MS = 60_000;
@@ -42,6 +45,8 @@ const MAX_ADMIT_TRIES = 3;
 /** What `beforeCall` hands back for a call that may go: the model version it was admitted under. */
 export interface RateTicket {
   version: number;
+  /** What the claim given to `beforeCall` did (`CLAIM` of src/queue/call-claim.ts); 0 without one. */
+  claim: number;
 }
 
 export interface RateControllerOptions {
@@ -64,7 +69,6 @@ export class RateController {
   readonly #maxHoldMs: number;
   #successes: number[] = [];
   #lastQuietCheck = 0;
-  #globalLimit: Promise<unknown> | undefined;
 
   constructor(
     redis: Redis,
@@ -82,7 +86,6 @@ export class RateController {
 
   /** Starts a run: with a stated plan limit (run.rateLimitPerMinute), see `configuredModel`. */
   async start(rateLimitPerMinute: number | undefined): Promise<void> {
-    await this.#ensureGlobalLimit();
     if (!rateLimitPerMinute) return;
     await this.#change((model, nowMs) => ({
       model: configuredModel(rateLimitPerMinute, model, nowMs),
@@ -93,25 +96,28 @@ export class RateController {
   /**
    * Counts a call about to be made. Resolves when it may go (after waiting in this worker for
    * its turn, at most `maxHoldMs`) with the ticket to hand to `onRateLimited`; undefined when
-   * every worker now holds and the job must go back to waiting.
+   * every worker now holds and the job must go back to waiting. `claim` runs with the turn when
+   * the call may go at once (src/queue/call-claim.ts); the ticket says what it did.
    */
-  async beforeCall(): Promise<RateTicket | undefined> {
+  async beforeCall(claim?: TurnClaim): Promise<RateTicket | undefined> {
     for (let tries = 1; ; tries++) {
-      const [admitted, waitMs, version] = (await evalScript(
+      const [admitted, waitMs, version, claimed = 0] = (await evalScript(
         this.#redis,
-        ADMIT,
-        2,
+        claim?.script ?? ADMIT,
+        2 + (claim?.keys.length ?? 0),
         this.#keys.rate,
         this.#keys.rateLog,
+        ...(claim?.keys ?? []),
         this.#maxHoldMs,
         LOG_IDLE_MS,
-      )) as [number, number, number];
+        ...(claim?.args ?? []),
+      )) as [number, number, number, number?];
       if (admitted === 1) {
-        if (waitMs <= 0) return { version };
+        if (waitMs <= 0) return { version, claim: claimed };
         await sleep(waitMs);
         // A 429 meanwhile changed the model: this turn was given under the old one.
         if (Number((await this.#redis.hget(this.#keys.rate, 'version')) ?? 0) === version) {
-          return { version };
+          return { version, claim: claimed };
         }
         continue;
       }
@@ -216,18 +222,11 @@ export class RateController {
 
   async #hold(ms: number): Promise<void> {
     if (!(ms > 0)) return;
-    await this.#ensureGlobalLimit();
-    await this.#queue.rateLimit(Math.ceil(ms));
-  }
-
-  #ensureGlobalLimit(): Promise<unknown> {
-    this.#globalLimit ??= this.#queue
-      .setGlobalRateLimit(GLOBAL_LIMIT.max, GLOBAL_LIMIT.durationMs)
-      .catch((error: unknown) => {
-        this.#globalLimit = undefined;
-        throw error;
-      });
-    return this.#globalLimit;
+    // Set with every hold, not once: a Redis that lost its data meanwhile has lost it too.
+    await Promise.all([
+      this.#queue.setGlobalRateLimit(GLOBAL_LIMIT.max, GLOBAL_LIMIT.durationMs),
+      this.#queue.rateLimit(Math.ceil(ms)),
+    ]);
   }
 
   #logLesson(model: RateModel, holdMs: number, nowMs: number): void {

@@ -24,10 +24,10 @@
 export const PROBE_CALLS = 4;
 
 /**
- * KEYS: model, log. ARGV: longest in-process wait (ms), how long an idle log lives (ms).
- * Returns `{admitted (0|1), wait ms, model version}`.
+ * The admission, up to its answer: returns early when the call is not admitted, else leaves its
+ * turn in `at` (Redis's ms; `now` is the present) and the model's version in `version`.
  */
-export const ADMIT = `
+const ADMIT_STEPS = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local f = redis.call('HMGET', KEYS[1], 'mode', 'limit', 'windowMs', 'guardMs', 'carryMs',
@@ -74,7 +74,27 @@ if mode == 'pace' then redis.call('HSET', KEYS[1], 'tat', at + (tonumber(f[8]) o
 local seq = redis.call('HINCRBY', KEYS[1], 'seq', 1)
 redis.call('ZADD', KEYS[2], at, string.format('%d:%d', at, seq))
 redis.call('PEXPIRE', KEYS[2], span + maxHold + tonumber(ARGV[2]))
-return {1, at - now, version}`;
+`;
+
+/**
+ * KEYS: model, log. ARGV: longest in-process wait (ms), how long an idle log lives (ms).
+ * Returns `{admitted (0|1), wait ms, model version}`.
+ */
+export const ADMIT = `${ADMIT_STEPS}return {1, at - now, version}`;
+
+/**
+ * ADMIT, then `claim` (Lua) when the call may go at once, in the same script: what must hold
+ * exactly when the call is sent (a budget reservation, a journal entry) costs no round trip of
+ * its own, and is never left behind by a call that was not admitted. `claim` reads its keys
+ * from KEYS[3] and its arguments from ARGV[3] on, and returns
+ * `{1, 0, version, outcome}` with an outcome of its own above 0.
+ * Returns `{admitted (0|1), wait ms, model version, outcome}`; outcome 0 (or absent): `claim`
+ * did not run (the call was not admitted, or must wait for its turn).
+ */
+export function admitThen(claim: string): string {
+  return `${ADMIT_STEPS}if at > now then return {1, at - now, version, 0} end
+${claim}`;
+}
 
 /** KEYS: model. Returns `{now ms, [field, value, ...]}`. */
 export const READ = `

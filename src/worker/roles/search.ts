@@ -60,6 +60,7 @@ export async function startSearchRole(
     record: ctx.record,
     budget: ctx.budget,
     inflight: ctx.inflight,
+    keys: ctx.keys,
     rate: new RateController(ctx.redis, ctx.keys, ctx.searchQueue, log),
     pause: (code, reason) => pauseSearchQueue(ctx.searchQueue, ctx.redis, ctx.keys, code, reason),
     lostCalls: (jobId) => lostCallsOf(ctx.redis, ctx.keys, jobId),

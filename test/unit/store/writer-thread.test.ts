@@ -1,4 +1,5 @@
 import path from 'node:path';
+import Sqlite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StoreWriterThread } from '../../../src/store/writer-thread.ts';
 import { capturedLogger } from '../../helpers/logger.ts';
@@ -33,6 +34,30 @@ describe('StoreWriterThread', () => {
     expect(store.calls.totals(runId).creditsUsed).toBe(2);
     expect(store.results.count(runId)).toBeGreaterThan(0);
     expect(store.runs.get(runId)?.status).toBe('completed');
+  });
+
+  it('batches waiting together share a commit, yet a batch that fails takes no other down', async () => {
+    const store = stores.open();
+    const { runId } = seedRun(store, { taskCount: 3 });
+    // A call the database refuses (as a full disk or a broken file would) aborts its transaction.
+    new Sqlite(store.path).exec(
+      `CREATE TRIGGER refuse BEFORE INSERT ON calls WHEN NEW.task_key = 't1'
+       BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+    );
+    const thread = await StoreWriterThread.start(store, capturedLogger().logger);
+    threads.push(thread);
+    // Posted at once, they wait in the thread's queue together.
+    const writes = [
+      thread.write([callEvent(runId, 't0'), taskEvent(runId, 't0', 'done', T0)]),
+      thread.write([callEvent(runId, 't1')]),
+      thread.write([{ type: 'task', runId }, taskEvent(runId, 't2', 'done', T0)]),
+    ];
+    const [first, broken, third] = await Promise.allSettled(writes);
+    expect(first).toEqual({ status: 'fulfilled', value: [] });
+    expect(broken).toMatchObject({ status: 'rejected', reason: { message: /refused/ } });
+    expect(third).toMatchObject({ status: 'fulfilled', value: [{ index: 0 }] });
+    expect(store.tasks.counts(runId)).toMatchObject({ done: 2, total: 3 });
+    expect(store.calls.totals(runId).calls).toBe(1);
   });
 
   it('refuses to start, with the reason, when the thread cannot open the database', async () => {
