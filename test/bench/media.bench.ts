@@ -13,18 +13,19 @@
  *    parallel just before, since the first ones have expired by then), at the same concurrency.
  * Then the round's backlog is cancelled, so the next round's media run is not queued behind it.
  *
- * Both phases run with the same backlog in the search queue and the same pool. The search load
- * the pool puts on the process is not the same by itself, though: during the harvest phase the
- * pool's search gate (src/worker/search-gate.ts) stops searches while urgent media waits, and
- * nothing holds it during the baseline. The baseline therefore runs with the search queue paused
- * (BASELINE_BACKLOG=paused, the default), which is what the gate does to searches while media
- * waits; `running` lets the backlog run at full speed during the baseline instead (a baseline
- * slowed by searches harvest would not run). Searches finished per second in each phase are
- * printed, so the load each side ran under can be compared. An earlier version ran one harvest
- * phase and then one baseline, whose backlog load was not the harvest phase's, and whose fresh
- * URLs (fetched one search at a time) had partly expired before they were downloaded: the
- * baseline then counted refusals as files. The baseline now checks each answer's status and
- * size against the file harvest saved, and says how many it could not fetch.
+ * Both phases run with the same backlog in the search queue and the same pool, and the search
+ * load on the process follows the same rule: during the harvest phase the pool's search gate
+ * (src/worker/search-gate.ts) stops new searches while media due within
+ * HARVEST_MEDIA_URGENT_MS waits (the audio and video; not the screenshots, which live 72 s), so
+ * during the baseline the search queue is paused until its last urgent file has started, then
+ * resumed (BASELINE_BACKLOG=gated, the default). `paused` keeps it paused for the whole baseline,
+ * `running` never pauses it. Backlog searches finished per second in each phase are printed, to
+ * compare the load each side ran under.
+ *
+ * An earlier version ran one harvest phase, then one baseline: their search loads differed, and
+ * the baseline's fresh URLs (fetched one search at a time) had partly expired before they were
+ * downloaded, so it counted refusals as files. The baseline now counts only answers of status 200
+ * whose size is the file harvest saved, and says how many it could not fetch.
  *
  * Figures, medians of the rounds (each round's figures are printed too):
  * - share saved before expiry: media saved from the URL of the first answer, before that URL
@@ -39,9 +40,9 @@
  *
  * Run: `npx tsx test/bench/media.bench.ts`
  * Knobs (env): RESULTS (500), AV_LIFE_S (3), BACKLOG (3000), ROUNDS (3), SEARCH_CONCURRENCY
- * (32), MEDIA_CONCURRENCY (32), BASELINE_BACKLOG (paused | running), PAD_BYTES (bytes added to
- * each file, default 100000: files of about 100 kB), LATENCY (sandbox latency of searches, MS or
- * MIN-MAX, default 20-60; `none`).
+ * (32), MEDIA_CONCURRENCY (32), BASELINE_BACKLOG (gated | paused | running), PAD_BYTES (bytes
+ * added to each file, default 100000: files of about 100 kB), LATENCY (sandbox latency of
+ * searches, MS or MIN-MAX, default 20-60; `none`), HARVEST_MEDIA_URGENT_MS (passed to harvest).
  * Small proof: `RESULTS=30 BACKLOG=200 PAD_BYTES=1000 npx tsx test/bench/media.bench.ts`.
  */
 import { createWriteStream, writeFileSync } from 'node:fs';
@@ -80,7 +81,8 @@ const BACKLOG = Number(process.env.BACKLOG ?? 3_000);
 const ROUNDS = Math.max(1, Number(process.env.ROUNDS ?? 3));
 const SEARCH_CONCURRENCY = Number(process.env.SEARCH_CONCURRENCY ?? 32);
 const MEDIA_CONCURRENCY = Number(process.env.MEDIA_CONCURRENCY ?? 32);
-const BASELINE_BACKLOG = process.env.BASELINE_BACKLOG === 'running' ? 'running' : 'paused';
+const BASELINE_BACKLOG =
+  (['paused', 'running'] as const).find((m) => m === process.env.BASELINE_BACKLOG) ?? 'gated';
 const PAD_BYTES = Number(process.env.PAD_BYTES ?? 100_000);
 const LATENCY = process.env.LATENCY ?? '20-60';
 const RESULTS_PER_SEARCH = 10;
@@ -113,7 +115,7 @@ interface HarvestPhase {
   rows: MediaRow[];
   /** First answer to last file saved, in ms. */
   windowMs: number;
-  /** First to last answer of the media run (URLs not re-issued), in ms. */
+  /** First to last answer of the media run's searches, in ms. */
   answersMs: number;
   steadyMs: number;
   bytesPerS: number;
@@ -147,13 +149,16 @@ async function harvestPhase(runtime: Runtime, dir: string, round: number): Promi
   // Right behind it, a backlog that keeps every search slot busy.
   const backlog = await startRun(runtime, backlogFile, { logger });
   const t0 = performance.now();
-  await waitForRun(runtime, runId, { pollMs: 50, waitForMedia: true });
+  await waitForRun(runtime, runId, { pollMs: 250, waitForMedia: true });
   const phaseMs = performance.now() - t0;
   const rows = runtime.store.media.ofRun(runId);
   const saved = rows.filter((r) => r.savedAt !== null);
   const firstIssued = Math.min(...rows.map((r) => r.issuedAt));
   const lastSaved = Math.max(firstIssued, ...saved.map((r) => r.savedAt!));
-  const firstAnswers = rows.filter((r) => r.reissues === 0).map((r) => r.issuedAt);
+  // URLs say when they were signed to the second: the tasks say when their answers came.
+  const answeredAt = [...new Set(rows.map((r) => r.taskKey))].map(
+    (key) => runtime.store.tasks.get(runId, key)!.updatedAt,
+  );
   const counts = runtime.store.mediaCounts(runId);
   // The media host serves a URL only before it expires: a file saved from the URL of the
   // first answer was fetched before that URL expired.
@@ -163,7 +168,7 @@ async function harvestPhase(runtime: Runtime, dir: string, round: number): Promi
     backlogRunId: backlog.runId,
     rows,
     windowMs: lastSaved - firstIssued,
-    answersMs: Math.max(...firstAnswers) - Math.min(...firstAnswers),
+    answersMs: Math.max(...answeredAt) - Math.min(...answeredAt),
     ...steadyRate(saved.map((r) => ({ at: r.savedAt!, bytes: r.bytes ?? 0 }))),
     searchesPerS: runtime.store.tasks.counts(backlog.runId).done / (phaseMs / 1000),
     firstUrlSaved: fromFirstUrl.length,
@@ -208,7 +213,12 @@ async function freshUrls(runtime: Runtime, sandbox: SandboxChild, rows: MediaRow
 }
 
 /** The baseline: undici stream-to-file, MEDIA_CONCURRENCY at a time. */
-async function bareDownload(files: Array<{ url: string; bytes: number }>, dir: string) {
+async function bareDownload(
+  files: Array<{ url: string; bytes: number }>,
+  dir: string,
+  /** Called once the first `urgent` files have all started. */
+  urgent: { count: number; started: () => Promise<void> },
+) {
   await mkdir(dir, { recursive: true });
   const agent = new Agent({ connections: MEDIA_CONCURRENCY });
   let next = 0;
@@ -217,6 +227,7 @@ async function bareDownload(files: Array<{ url: string; bytes: number }>, dir: s
   const t0 = performance.now();
   const lane = async () => {
     for (let i = next++; i < files.length; i = next++) {
+      if (i === urgent.count) await urgent.started();
       const { statusCode, body } = await request(files[i]!.url, { dispatcher: agent });
       const out = createWriteStream(path.join(dir, `${i}.bin`));
       let bytes = 0;
@@ -239,17 +250,28 @@ async function baselinePhase(
   sandbox: SandboxChild,
   h: HarvestPhase,
   dir: string,
+  urgentMs: number,
 ): Promise<BaselinePhase> {
-  if (BASELINE_BACKLOG === 'paused') await runtime.searchQueue.pause();
+  const queue = runtime.searchQueue;
+  let paused = BASELINE_BACKLOG !== 'running';
+  if (paused) await queue.pause();
+  const resume = async () => {
+    if (paused) await queue.resume();
+    paused = false;
+  };
   try {
     const saved = h.rows.filter((r) => r.status === 'saved');
     const files = await freshUrls(runtime, sandbox, saved);
+    // As the pool's search gate does for harvest: searches wait while urgent files do.
+    const fetchedAt = Date.now();
+    const count = files.filter((f) => f.expiresAt - fetchedAt < urgentMs).length;
+    const started = BASELINE_BACKLOG === 'gated' ? resume : async () => {};
     const doneBefore = runtime.store.tasks.counts(h.backlogRunId).done;
-    const bare = await bareDownload(files, dir);
+    const bare = await bareDownload(files, dir, { count, started });
     const doneAfter = runtime.store.tasks.counts(h.backlogRunId).done;
     return { ...bare, searchesPerS: (doneAfter - doneBefore) / (bare.windowMs / 1000) };
   } finally {
-    if (BASELINE_BACKLOG === 'paused') await runtime.searchQueue.resume();
+    await resume();
   }
 }
 
@@ -275,6 +297,9 @@ async function main(): Promise<void> {
   const settings = loadSettings({
     ...benchEnv({ apiUrl: sandbox.url, prefix, dir }),
     HARVEST_MEDIA_CONCURRENCY: String(MEDIA_CONCURRENCY),
+    ...(process.env.HARVEST_MEDIA_URGENT_MS
+      ? { HARVEST_MEDIA_URGENT_MS: process.env.HARVEST_MEDIA_URGENT_MS }
+      : {}),
   });
   const runtime = await openRuntime(settings);
   closer(() => runtime.close());
@@ -290,7 +315,13 @@ async function main(): Promise<void> {
   let backlogEnded = false;
   for (let round = 1; round <= ROUNDS; round++) {
     const h = await harvestPhase(runtime, dir, round);
-    const b = await baselinePhase(runtime, sandbox, h, path.join(dir, `bare-${round}`));
+    const b = await baselinePhase(
+      runtime,
+      sandbox,
+      h,
+      path.join(dir, `bare-${round}`),
+      settings.media.urgentMs,
+    );
     const backlogDone = runtime.store.tasks.counts(h.backlogRunId).done;
     if (backlogDone >= BACKLOG) backlogEnded = true;
     else await stopRun(runtime, h.backlogRunId, 'cancelled');
