@@ -68,6 +68,7 @@ import {
   fixed,
   pct,
   printBlock,
+  readCpuMs,
   runBench,
   SANDBOX_KEY,
   type SandboxChild,
@@ -121,6 +122,8 @@ interface HarvestPhase {
   bytesPerS: number;
   /** Backlog searches finished per second during the phase. */
   searchesPerS: number;
+  /** CPU ms per file saved, of the process and of its main thread (searches included). */
+  cpu: { process: number; main: number };
   firstUrlSaved: number;
   committedBeforeExpiry: number;
   reissueCalls: number;
@@ -135,6 +138,8 @@ interface BaselinePhase {
   steadyMs: number;
   bytesPerS: number;
   searchesPerS: number;
+  /** CPU ms per file fetched, of the process and of its main thread (searches included). */
+  cpu: { process: number; main: number };
 }
 
 async function harvestPhase(runtime: Runtime, dir: string, round: number): Promise<HarvestPhase> {
@@ -145,6 +150,7 @@ async function harvestPhase(runtime: Runtime, dir: string, round: number): Promi
   writeFileSync(mediaFile, mediaPipeline(round, searches));
   const backlogFile = path.join(dir, `backlog-${round}.yaml`);
   writeFileSync(backlogFile, backlogPipeline(round));
+  const cpu0 = cpuNow();
   const { runId } = await startRun(runtime, mediaFile, { logger });
   // Right behind it, a backlog that keeps every search slot busy.
   const backlog = await startRun(runtime, backlogFile, { logger });
@@ -153,6 +159,7 @@ async function harvestPhase(runtime: Runtime, dir: string, round: number): Promi
   const phaseMs = performance.now() - t0;
   const rows = runtime.store.media.ofRun(runId);
   const saved = rows.filter((r) => r.savedAt !== null);
+  const cpu = cpuPerFile(cpu0, saved.length);
   const firstIssued = Math.min(...rows.map((r) => r.issuedAt));
   const lastSaved = Math.max(firstIssued, ...saved.map((r) => r.savedAt!));
   // URLs say when they were signed to the second: the tasks say when their answers came.
@@ -171,6 +178,7 @@ async function harvestPhase(runtime: Runtime, dir: string, round: number): Promi
     answersMs: Math.max(...answeredAt) - Math.min(...answeredAt),
     ...steadyRate(saved.map((r) => ({ at: r.savedAt!, bytes: r.bytes ?? 0 }))),
     searchesPerS: runtime.store.tasks.counts(backlog.runId).done / (phaseMs / 1000),
+    cpu,
     firstUrlSaved: fromFirstUrl.length,
     committedBeforeExpiry: fromFirstUrl.filter((r) => r.savedAt! < (r.expiresAt ?? 0)).length,
     reissueCalls: counts.reissueCalls,
@@ -267,12 +275,26 @@ async function baselinePhase(
     const count = files.filter((f) => f.expiresAt - fetchedAt < urgentMs).length;
     const started = BASELINE_BACKLOG === 'gated' ? resume : async () => {};
     const doneBefore = runtime.store.tasks.counts(h.backlogRunId).done;
+    const cpu0 = cpuNow();
     const bare = await bareDownload(files, dir, { count, started });
+    const cpu = cpuPerFile(cpu0, files.length - bare.unfetched);
     const doneAfter = runtime.store.tasks.counts(h.backlogRunId).done;
-    return { ...bare, searchesPerS: (doneAfter - doneBefore) / (bare.windowMs / 1000) };
+    return { ...bare, cpu, searchesPerS: (doneAfter - doneBefore) / (bare.windowMs / 1000) };
   } finally {
     await resume();
   }
+}
+
+/** CPU time of this process and of its main thread, in ms. */
+function cpuNow(): { process: number; main: number } {
+  return { process: readCpuMs(process.pid) ?? 0, main: readCpuMs(process.pid, process.pid) ?? 0 };
+}
+
+/** CPU ms per file between `from` and now. */
+function cpuPerFile(from: { process: number; main: number }, files: number) {
+  const to = cpuNow();
+  const per = (ms: number) => (files > 0 ? ms / files : 0);
+  return { process: per(to.process - from.process), main: per(to.main - from.main) };
 }
 
 function median(values: number[]): number {
@@ -377,6 +399,11 @@ async function main(): Promise<void> {
         med((r) => r.b.searchesPerS),
         0,
       ),
+    ],
+    [
+      'CPU ms per file: process (main thread)',
+      `${fixed(med((r) => r.h.cpu.process))} (${fixed(med((r) => r.h.cpu.main))})`,
+      `${fixed(med((r) => r.b.cpu.process))} (${fixed(med((r) => r.b.cpu.main))})`,
     ],
     ['throughput ratio, each round', rounds.map((r) => fixed(r.ratio)).join(' '), '-'],
     ['429 answers (sandbox)', String(ledger.teams.sandbox?.calls['429'] ?? 0), '-'],

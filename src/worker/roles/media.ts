@@ -116,6 +116,9 @@ export async function startMediaRole(
   const agent = createGuardedAgent({
     allowedHosts: [new URL(options.apiUrl).hostname, ...settings.allowHosts],
     connectTimeoutMs: settings.timeoutMs,
+    // One per download in flight: media often comes from one host, and a download waiting for
+    // a connection is a slot doing nothing (16, the agent's default, held 32 slots to 16).
+    connections: settings.concurrency,
     ...(options.resolve ? { resolve: options.resolve } : {}),
   });
   const processor = createMediaProcessor({
