@@ -140,7 +140,10 @@ class Inspector extends Transform {
   }
 
   #verify(): MediaError | undefined {
-    const check = verifyType(this.kind, this.contentType, Buffer.concat(this.#head));
+    // Only the first SNIFF_BYTES are looked at: no copy of the whole first chunk (up to 64 kB)
+    // for them, on every download.
+    const head = Buffer.concat(this.#head, Math.min(this.#headBytes, SNIFF_BYTES));
+    const check = verifyType(this.kind, this.contentType, head);
     if (!check.ok) return new MediaError(check.code, check.message);
     this.type = check.type;
     return undefined;
