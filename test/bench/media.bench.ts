@@ -122,6 +122,10 @@ interface HarvestPhase {
   windowMs: number;
   /** First to last answer of the media run's searches, in ms. */
   answersMs: number;
+  /** Median wait from a search's answer to its media's jobs being queued, in ms. */
+  queueDelayMs: number;
+  /** Media not saved from the URL of the first answer, by kind. */
+  missed: Map<string, number>;
   steadyMs: number;
   bytesPerS: number;
   /** Backlog searches finished per second during the phase. */
@@ -167,19 +171,30 @@ async function harvestPhase(runtime: Runtime, dir: string, round: number): Promi
   const firstIssued = Math.min(...rows.map((r) => r.issuedAt));
   const lastSaved = Math.max(firstIssued, ...saved.map((r) => r.savedAt!));
   // URLs say when they were signed to the second: the tasks say when their answers came.
-  const answeredAt = [...new Set(rows.map((r) => r.taskKey))].map(
-    (key) => runtime.store.tasks.get(runId, key)!.updatedAt,
+  const answered = new Map(
+    [...new Set(rows.map((r) => r.taskKey))].map((key) => [
+      key,
+      runtime.store.tasks.get(runId, key)!.updatedAt,
+    ]),
   );
+  const answeredAt = [...answered.values()];
   const counts = runtime.store.mediaCounts(runId);
   // The media host serves a URL only before it expires: a file saved from the URL of the
   // first answer was fetched before that URL expired.
   const fromFirstUrl = rows.filter((r) => r.status === 'saved' && r.reissues === 0);
+  const firstUrlRows = rows.filter((r) => r.reissues === 0 && r.queuedAt !== null);
+  const missed = new Map<string, number>();
+  for (const r of rows) {
+    if (r.status !== 'saved' || r.reissues > 0) missed.set(r.kind, (missed.get(r.kind) ?? 0) + 1);
+  }
   return {
     runId,
     backlogRunId: backlog.runId,
     rows,
     windowMs: lastSaved - firstIssued,
     answersMs: Math.max(...answeredAt) - Math.min(...answeredAt),
+    queueDelayMs: median(firstUrlRows.map((r) => r.queuedAt! - answered.get(r.taskKey)!)),
+    missed,
     ...steadyRate(saved.map((r) => ({ at: r.savedAt!, bytes: r.bytes ?? 0 }))),
     searchesPerS: runtime.store.tasks.counts(backlog.runId).done / (phaseMs / 1000),
     cpu,
@@ -386,10 +401,18 @@ async function main(): Promise<void> {
     ['not fetched (refused, expired, other size)', '-', String(sum((r) => r.b.unfetched))],
     ['saved before expiry (from the first URL)', pct(share), '-'],
     ['  ... lowest round', pct(minShare), '-'],
+    [
+      '  ... missed, by kind (all rounds)',
+      ['screenshot', 'audio', 'video']
+        .map((kind) => `${kind} ${sum((r) => r.h.missed.get(kind) ?? 0)}`)
+        .join(', '),
+      '-',
+    ],
     ['  ... its row committed before the expiry too', pct(committedShare), '-'],
     ['re-issue calls (all rounds)', String(sum((r) => r.h.reissueCalls)), '-'],
     ['re-issue credits (all rounds)', String(sum((r) => r.h.reissueCredits)), '-'],
     ['first to last answer of the media run', s(med((r) => r.h.answersMs)), '-'],
+    ['answer to media job queued', s(med((r) => r.h.queueDelayMs)), '-'],
     [
       'first answer (or request) to last file',
       s(med((r) => r.h.windowMs)),

@@ -33,7 +33,7 @@ export interface MediaRoleOptions {
   apiUrl: string;
   /** Resolver of media host names. Default the system resolver. */
   resolve?: Resolve;
-  /** How often new media rows are looked for, in ms. Default 200. */
+  /** How often new media rows are looked for, in ms. Default 50. */
   pollMs?: number;
   /** How long a media job's lock lives without renewal, in ms. Default 30000. */
   lockDurationMs?: number;
