@@ -19,7 +19,7 @@ import { parseRetryAfterMs } from '../api/retry-after.ts';
 import { checkDeclaredType, SNIFF_BYTES, verifyType } from './content-type.ts';
 import { asMediaError, errorForStatus, MediaError } from './errors.ts';
 import type { MediaKind, StoredType } from './kinds.ts';
-import { newPartialFile, placeFile } from './storage.ts';
+import { openPartialFile, placeFile } from './storage.ts';
 
 export interface DownloaderOptions {
   /** The guarded agent (agent.ts) every request goes through. */
@@ -140,7 +140,10 @@ class Inspector extends Transform {
   }
 
   #verify(): MediaError | undefined {
-    const check = verifyType(this.kind, this.contentType, Buffer.concat(this.#head));
+    // Only the first SNIFF_BYTES are looked at: no copy of the whole first chunk (up to 64 kB)
+    // for them, on every download.
+    const head = Buffer.concat(this.#head, Math.min(this.#headBytes, SNIFF_BYTES));
+    const check = verifyType(this.kind, this.contentType, head);
     if (!check.ok) return new MediaError(check.code, check.message);
     this.type = check.type;
     return undefined;
@@ -219,11 +222,17 @@ export function createDownloader(options: DownloaderOptions): Downloader {
         discard(response.body);
         throw refusal;
       }
-      const partial = await newPartialFile(input.root, input.owner);
+      const file = await openPartialFile(input.root, input.owner).catch((error: unknown) => {
+        discard(response.body);
+        throw error;
+      });
+      const partial = file.path;
       const inspector = new Inspector(input.kind, declared, input.maxBytes);
       try {
-        // `flush`: the bytes are on disk before the file is renamed into place.
-        await pipeline(response.body, inspector, createWriteStream(partial, { flush: true }));
+        // `flush`: the bytes are on disk before the file is renamed into place. The stream
+        // closes the handle.
+        const out = createWriteStream(partial, { fd: file.handle, flush: true });
+        await pipeline(response.body, inspector, out);
       } catch (error) {
         await fs.rm(partial, { force: true });
         throw asMediaError(error);

@@ -10,7 +10,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import fs from 'node:fs/promises';
+import fs, { type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { HarvestError } from '../errors.ts';
 
@@ -54,12 +54,28 @@ async function ensureDir(dir: string): Promise<void> {
   madeDirs.add(dir);
 }
 
-/** A new partial file's path, named after the worker writing it (its folder is created). */
-export async function newPartialFile(root: string, owner: string): Promise<string> {
+export interface PartialFile {
+  path: string;
+  /** Open for writing; whoever writes closes it. */
+  handle: FileHandle;
+}
+
+/**
+ * A new partial file, named after the worker writing it, created and opened for writing. Its
+ * folder is made once per process (and again when it was removed since), not once per file.
+ */
+export async function openPartialFile(root: string, owner: string): Promise<PartialFile> {
   const dir = path.join(root, PARTIAL_DIR);
-  await fs.mkdir(dir, { recursive: true });
   const safeOwner = owner.replace(/[^A-Za-z0-9._-]/g, '_');
-  return path.join(dir, `${safeOwner}${OWNER_SEPARATOR}${randomUUID()}.part`);
+  const file = path.join(dir, `${safeOwner}${OWNER_SEPARATOR}${randomUUID()}.part`);
+  await ensureDir(dir);
+  const handle = await fs.open(file, 'wx').catch(async (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+    madeDirs.delete(dir);
+    await ensureDir(dir);
+    return fs.open(file, 'wx');
+  });
+  return { path: file, handle };
 }
 
 /** The worker that wrote a partial file, from its name; undefined for names without one. */

@@ -33,7 +33,7 @@ export interface MediaRoleOptions {
   apiUrl: string;
   /** Resolver of media host names. Default the system resolver. */
   resolve?: Resolve;
-  /** How often new media rows are looked for, in ms. Default 200. */
+  /** How often new media rows are looked for, in ms. Default 50. */
   pollMs?: number;
   /** How long a media job's lock lives without renewal, in ms. Default 30000. */
   lockDurationMs?: number;
@@ -116,6 +116,9 @@ export async function startMediaRole(
   const agent = createGuardedAgent({
     allowedHosts: [new URL(options.apiUrl).hostname, ...settings.allowHosts],
     connectTimeoutMs: settings.timeoutMs,
+    // One per download in flight: media often comes from one host, and a download waiting for
+    // a connection is a slot doing nothing (16, the agent's default, held 32 slots to 16).
+    connections: settings.concurrency,
     ...(options.resolve ? { resolve: options.resolve } : {}),
   });
   const processor = createMediaProcessor({

@@ -6,7 +6,7 @@ import {
   contentPath,
   hashFile,
   mediaRoot,
-  newPartialFile,
+  openPartialFile,
   PARTIAL_DIR,
   partialOwner,
   placeFile,
@@ -24,9 +24,10 @@ function dataDir(): string {
 }
 
 async function partialWith(root: string, bytes: Buffer, owner = 'host-1-abc'): Promise<string> {
-  const file = await newPartialFile(root, owner);
-  fs.writeFileSync(file, bytes);
-  return file;
+  const file = await openPartialFile(root, owner);
+  await file.handle.writeFile(bytes);
+  await file.handle.close();
+  return file.path;
 }
 
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
@@ -85,6 +86,17 @@ describe('media storage', () => {
     });
     expect(placed.existed).toBe(false);
     expect(fs.readFileSync(target)).toEqual(bytes);
+  });
+
+  it('opens partial files in a folder made once, and made again when it was removed', async () => {
+    const data = dataDir();
+    const root = mediaRoot(data, 'media');
+    const first = await partialWith(root, Buffer.from('one'));
+    fs.rmSync(path.join(root, PARTIAL_DIR), { recursive: true });
+    const second = await partialWith(root, Buffer.from('two'));
+    expect(path.dirname(second)).toBe(path.join(root, PARTIAL_DIR));
+    expect(fs.existsSync(first)).toBe(false);
+    expect(fs.readFileSync(second, 'utf8')).toBe('two');
   });
 
   it('removes partial files of dead workers and stale ones, not those of live downloads', async () => {
