@@ -99,7 +99,11 @@ class Utf8Column {
     this.ends.push(this.size);
   }
 
-  /** Views of the values (null kept), and a fresh buffer for the next row group. */
+  /**
+   * Views of the values (null kept). They are views of a buffer the next row group reuses: the
+   * writer copies them into its pages before `write` returns (they get no statistics, no
+   * dictionary, no index), so they must not be kept past it.
+   */
   drain(): (Uint8Array | null)[] {
     const { bytes, ends } = this;
     const out = new Array<Uint8Array | null>(ends.length);
@@ -113,7 +117,6 @@ class Utf8Column {
       out[i] = bytes.subarray(at, end);
       at = end;
     }
-    this.bytes = Buffer.allocUnsafe(Math.max(64 * 1024, bytes.length));
     this.size = 0;
     this.ends = [];
     return out;
