@@ -2,28 +2,69 @@
  * CSV per RFC 4180 (Papa Parse's unparser): a header row of column names, CRLF line ends,
  * fields quoted when they hold a comma, a quote, a line break or edge spaces, quotes doubled.
  * Null is an empty field; timestamps are ISO 8601 UTC; `json` columns are their JSON text.
+ *
+ * Papa Parse decides every quoting: a text that holds none of the characters that could make
+ * it quote (`csvField`) is written as it is, which is what Papa Parse writes for it too, and
+ * any other text goes through Papa Parse. The rows are written by a function generated once per
+ * export from its column list, like JSONL's.
  */
 import Papa from 'papaparse';
-import type { ExportColumn } from '../../store/index.ts';
+import type { ExportColumn, ExportRow } from '../../store/index.ts';
 import type { RowEncoder } from './encoder.ts';
 
 const OPTIONS = { newline: '\r\n', quotes: false, header: false } as const;
 
+/**
+ * Text Papa Parse may quote or change, with these options: a quote, the delimiter, a line
+ * break, a byte order mark (its BAD_DELIMITERS), or a space at either end.
+ */
+const MAY_QUOTE = /[",\r\n\ufeff]|^ | $/;
+
+/** One CSV field, as Papa Parse writes it. */
+export function csvField(text: string): string {
+  return MAY_QUOTE.test(text) ? Papa.unparse([[text]], OPTIONS) : text;
+}
+
+/** The JavaScript expression writing the cell `v` (a raw SQLite value) of a column. */
+function cellExpression(column: ExportColumn, i: number, v: string): string {
+  switch (column.type) {
+    case 'integer':
+      return `(${v} === null ? '' : typeof ${v} === 'number' ? '' + ${v} : field('' + ${v}))`;
+    case 'timestamp':
+      return `(typeof ${v} !== 'number' ? '' : ${v} === t${i} ? s${i}
+        : (t${i} = ${v}, s${i} = new Date(${v}).toISOString()))`;
+    default:
+      return `(${v} === null ? '' : field(${v}))`;
+  }
+}
+
+type EncodeRows = (rows: readonly ExportRow[]) => string;
+
+function compileEncoder(columns: readonly ExportColumn[]): EncodeRows {
+  const state: string[] = [];
+  const cells = columns.map((column, i) => {
+    if (column.type === 'timestamp') state.push(`let t${i} = NaN, s${i} = '';`);
+    return cellExpression(column, i, `r[${i}]`);
+  });
+  const source = `${state.join('\n')}
+return function encode(rows) {
+  let out = '';
+  for (let k = 0; k < rows.length; k++) {
+    const r = rows[k];
+    out += ${cells.join(" + ',' +\n      ")} + '\\r\\n';
+  }
+  return out;
+};`;
+  return new Function('field', source)(csvField) as EncodeRows;
+}
+
 export function createCsvEncoder(columns: readonly ExportColumn[]): RowEncoder {
-  const timestamps = columns.flatMap((c, i) => (c.type === 'timestamp' ? [i] : []));
+  const encodeRows = compileEncoder(columns);
   let header = `${Papa.unparse([columns.map((c) => c.name)], OPTIONS)}\r\n`;
   return {
     encode(rows) {
       if (rows.length === 0) return '';
-      if (timestamps.length > 0) {
-        for (const row of rows) {
-          for (const i of timestamps) {
-            const v = row[i];
-            if (typeof v === 'number') row[i] = new Date(v).toISOString();
-          }
-        }
-      }
-      const text = `${header}${Papa.unparse(rows as unknown[][], OPTIONS)}\r\n`;
+      const text = `${header}${encodeRows(rows)}`;
       header = '';
       return text;
     },

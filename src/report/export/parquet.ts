@@ -8,14 +8,14 @@
  * Snappy-compressed; dictionary encoding only where values repeat (run, pipeline, task, ...).
  */
 import { ByteWriter, type ColumnSource, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
-import type { ExportColumn, ExportRow } from '../../store/index.ts';
+import type { ExportColumn } from '../../store/index.ts';
 import type { RowEncoder } from './encoder.ts';
 
 export interface ParquetOptions {
   /** Rows per row group at most; default 10,000. */
   rowGroupRows?: number;
-  /** Characters of text per row group at most (a row group ends early past it); default 2 Mi. */
-  rowGroupChars?: number;
+  /** Bytes of text per row group at most (a row group ends early past it); default 2 MiB. */
+  rowGroupBytes?: number;
 }
 
 /** Columns whose values repeat a lot: worth a dictionary. The others are written PLAIN. */
@@ -66,42 +66,114 @@ function schemaElement(column: ExportColumn): SchemaElement {
   }
 }
 
-type Convert = (v: string | number | null) => unknown;
+type Cell = string | number | null | undefined;
 
-function converter(column: ExportColumn): Convert {
-  switch (column.type) {
-    case 'integer':
-    case 'timestamp':
-      return (v) => (v === null ? null : BigInt(v));
-    case 'json':
-      // hyparquet-writer serialises JSON values itself, so the stored text is parsed first.
-      return (v) => (v === null ? null : JSON.parse(String(v)));
-    default:
-      return (v) => (v === null ? null : String(v));
+/**
+ * A byte column's values of the pending row group (text and JSON text), encoded to UTF-8 as
+ * they arrive into one growing buffer outside the JavaScript heap, so the strings SQLite handed
+ * over die young instead of being kept (and promoted, and collected late) for a whole row group.
+ */
+class Utf8Column {
+  private bytes = Buffer.allocUnsafe(64 * 1024);
+  private size = 0;
+  /** End offset of each value; -1 for null. */
+  private ends: number[] = [];
+
+  get byteLength(): number {
+    return this.size;
+  }
+
+  push(v: Cell): void {
+    if (typeof v !== 'string') {
+      this.ends.push(-1);
+      return;
+    }
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+    const room = this.size + v.length * 3;
+    if (room > this.bytes.length) {
+      const grown = Buffer.allocUnsafe(Math.max(room, this.bytes.length * 2));
+      this.bytes.copy(grown, 0, 0, this.size);
+      this.bytes = grown;
+    }
+    this.size += this.bytes.write(v, this.size, 'utf8');
+    this.ends.push(this.size);
+  }
+
+  /**
+   * Views of the values (null kept). They are views of a buffer the next row group reuses: the
+   * writer copies them into its pages before `write` returns (they get no statistics, no
+   * dictionary, no index), so they must not be kept past it.
+   */
+  drain(): (Uint8Array | null)[] {
+    const { bytes, ends } = this;
+    const out = new Array<Uint8Array | null>(ends.length);
+    let at = 0;
+    for (let i = 0; i < ends.length; i++) {
+      const end = ends[i]!;
+      if (end < 0) {
+        out[i] = null;
+        continue;
+      }
+      out[i] = bytes.subarray(at, end);
+      at = end;
+    }
+    this.size = 0;
+    this.ends = [];
+    return out;
+  }
+}
+
+/** Integers and timestamps; repeating strings (a value equal to the one before is that one). */
+class ValueColumn {
+  private values: Cell[] = [];
+  private last: Cell = null;
+
+  constructor(private readonly int64: boolean) {}
+
+  push(v: Cell): void {
+    if (typeof v === 'string' && v === this.last) {
+      this.values.push(this.last);
+      return;
+    }
+    this.last = v;
+    this.values.push(v);
+  }
+
+  drain(): unknown[] {
+    const values = this.values;
+    this.values = [];
+    this.last = null;
+    if (!this.int64) return values;
+    const out = new Array<bigint | null>(values.length);
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i];
+      out[i] = v === null || v === undefined ? null : BigInt(v);
+    }
+    return out;
   }
 }
 
 /**
- * UTF-8 bytes of a column's strings: encoded in one call into one buffer, each value a view of
- * it (a TextEncoder call per value costs more than the copying it does).
+ * `json` columns are their stored JSON text as UTF-8 bytes, written as they are: the writer is
+ * given a schema in which they are plain BYTE_ARRAY (`writeSchema`), so it does not parse and
+ * serialise each value again; the footer carries the JSON types (`fileSchema`, put back before
+ * `finish`). Long text (strings that do not repeat) is bytes too.
  */
-function utf8Column(values: readonly unknown[]): unknown[] {
-  let text = '';
-  for (const v of values) if (typeof v === 'string') text += v;
-  const bytes = Buffer.from(text, 'utf8');
-  const out = new Array(values.length);
-  let at = 0;
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    if (typeof v !== 'string') {
-      out[i] = null;
-      continue;
-    }
-    const n = bytes.length === text.length ? v.length : Buffer.byteLength(v, 'utf8');
-    out[i] = bytes.subarray(at, at + n);
-    at += n;
-  }
-  return out;
+function pendingColumn(column: ExportColumn): Utf8Column | ValueColumn {
+  if (column.type === 'integer' || column.type === 'timestamp') return new ValueColumn(true);
+  if (column.type === 'json' || !REPEATING.has(column.name)) return new Utf8Column();
+  return new ValueColumn(false);
+}
+
+function columnSource(column: ExportColumn, data: unknown[]): ColumnSource {
+  const repeating = REPEATING.has(column.name);
+  return {
+    name: column.name,
+    data,
+    // Long text gets no dictionary and no min/max statistics: neither would be of use.
+    ...(repeating ? {} : { encoding: 'PLAIN' as const }),
+    statistics: repeating || column.type === 'integer' || column.type === 'timestamp',
+  };
 }
 
 export function createParquetEncoder(
@@ -109,16 +181,31 @@ export function createParquetEncoder(
   options: ParquetOptions = {},
 ): RowEncoder {
   const maxRows = options.rowGroupRows ?? 5_000;
-  const maxChars = options.rowGroupChars ?? 2 * 1024 * 1024;
+  const maxBytes = options.rowGroupBytes ?? 2 * 1024 * 1024;
   const bytes = new ByteWriter(1 << 20);
+  const root: SchemaElement = { name: 'root', num_children: columns.length };
+  const fileSchema = [root, ...columns.map(schemaElement)];
+  const writeSchema = fileSchema.map((e, j) =>
+    columns[j - 1]?.type === 'json'
+      ? { name: e.name, repetition_type: e.repetition_type, type: e.type }
+      : e,
+  );
   const writer = new ParquetWriter({
     writer: bytes,
-    schema: [{ name: 'root', num_children: columns.length }, ...columns.map(schemaElement)],
+    schema: writeSchema,
     createdBy: 'harvest (hyparquet-writer)',
   });
-  const converters = columns.map(converter);
-  let pending: ExportRow[] = [];
-  let pendingChars = 0;
+  const width = columns.length;
+  // The pending row group, column by column: a row's array is dropped as soon as it is read.
+  const pending = columns.map(pendingColumn);
+  const bytesColumns = pending.filter((c) => c instanceof Utf8Column);
+  let pendingRows = 0;
+
+  function pendingBytes(): number {
+    let n = 0;
+    for (const c of bytesColumns) n += c.byteLength;
+    return n;
+  }
 
   /** What the writer produced since the last call, copied out; the buffer is reused. */
   function take(): Uint8Array[] {
@@ -129,34 +216,20 @@ export function createParquetEncoder(
   }
 
   function writeGroup(): void {
-    if (pending.length === 0) return;
-    const rows = pending;
-    const columnData: ColumnSource[] = columns.map((c, j) => {
-      const convert = converters[j]!;
-      let data: unknown[] = new Array(rows.length);
-      for (let i = 0; i < rows.length; i++) data[i] = convert(rows[i]![j] ?? null);
-      const repeating = REPEATING.has(c.name);
-      if (c.type === 'string' && !repeating) data = utf8Column(data);
-      return {
-        name: c.name,
-        data,
-        // Long text gets no dictionary and no min/max statistics: neither would be of use.
-        ...(repeating ? {} : { encoding: 'PLAIN' as const }),
-        statistics: repeating || c.type === 'integer' || c.type === 'timestamp',
-      };
-    });
-    writer.write({ columnData, rowGroupSize: rows.length });
-    pending = [];
-    pendingChars = 0;
+    if (pendingRows === 0) return;
+    const rowGroupSize = pendingRows;
+    pendingRows = 0;
+    const columnData = columns.map((c, j) => columnSource(c, pending[j]!.drain()));
+    writer.write({ columnData, rowGroupSize });
   }
 
   return {
     encode(rows) {
       const out: Uint8Array[] = [];
       for (const row of rows) {
-        pending.push(row);
-        for (const v of row) if (typeof v === 'string') pendingChars += v.length;
-        if (pending.length >= maxRows || pendingChars >= maxChars) {
+        for (let j = 0; j < width; j++) pending[j]!.push(row[j]);
+        pendingRows++;
+        if (pendingRows >= maxRows || pendingBytes() >= maxBytes) {
           writeGroup();
           out.push(...take());
         }
@@ -166,6 +239,7 @@ export function createParquetEncoder(
     finish() {
       writeGroup();
       const empty = writer.row_groups.length === 0;
+      writer.schema = fileSchema;
       writer.finish();
       const out = take();
       if (empty) for (const chunk of out) typeEmptyRowGroups(chunk);
