@@ -12,7 +12,7 @@ import type { ExportColumn } from '../../store/index.ts';
 import type { RowEncoder } from './encoder.ts';
 
 export interface ParquetOptions {
-  /** Rows per row group at most; default 10,000. */
+  /** Rows per row group at most; default 5,000. */
   rowGroupRows?: number;
   /** Bytes of text per row group at most (a row group ends early past it); default 2 MiB. */
   rowGroupBytes?: number;
