@@ -1,7 +1,7 @@
 /**
  * Round trips of every export format, read back by a reader that is not the writer's: JSON.parse
- * for JSONL, csv-parse for CSV (written by Papa Parse), DuckDB for Parquet (written by
- * hyparquet-writer). What the store query yields is what each file holds, types included.
+ * for JSONL, csv-parse for CSV (written by Papa Parse), parquet-wasm with apache-arrow for
+ * Parquet (written by hyparquet-writer). What the store query yields is what each file holds, types included.
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
