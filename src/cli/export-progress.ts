@@ -10,7 +10,8 @@ export function createExportProgress(stream: NodeJS.WriteStream = process.stderr
     barsize: 24,
     etaBuffer: 50,
   });
-  const startedAt = Date.now();
+  // From the first row on: the count of rows to export (before `start`) is not exporting.
+  let startedAt = Date.now();
   let started = false;
   const rate = (rows: number) => {
     const seconds = (Date.now() - startedAt) / 1000;
@@ -18,6 +19,7 @@ export function createExportProgress(stream: NodeJS.WriteStream = process.stderr
   };
   return {
     start(total) {
+      startedAt = Date.now();
       bar.start(total, 0, { rate: '-' });
       started = true;
     },
