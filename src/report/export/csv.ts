@@ -6,11 +6,11 @@
  * Papa Parse decides every quoting: a text that holds none of the characters that could make
  * it quote (`csvField`) is written as it is, which is what Papa Parse writes for it too, and
  * any other text goes through Papa Parse. The rows are written by a function generated once per
- * export from its column list, like JSONL's.
+ * export from its column list (`compileLineEncoder`), as JSONL's are.
  */
 import Papa from 'papaparse';
-import type { ExportColumn, ExportRow } from '../../store/index.ts';
-import type { RowEncoder } from './encoder.ts';
+import type { ExportColumn } from '../../store/index.ts';
+import { compileLineEncoder, type RowEncoder } from './encoder.ts';
 
 const OPTIONS = { newline: '\r\n', quotes: false, header: false } as const;
 
@@ -38,28 +38,13 @@ function cellExpression(column: ExportColumn, i: number, v: string): string {
   }
 }
 
-type EncodeRows = (rows: readonly ExportRow[]) => string;
-
-function compileEncoder(columns: readonly ExportColumn[]): EncodeRows {
-  const state: string[] = [];
-  const cells = columns.map((column, i) => {
-    if (column.type === 'timestamp') state.push(`let t${i} = NaN, s${i} = '';`);
-    return cellExpression(column, i, `r[${i}]`);
-  });
-  const source = `${state.join('\n')}
-return function encode(rows) {
-  let out = '';
-  for (let k = 0; k < rows.length; k++) {
-    const r = rows[k];
-    out += ${cells.join(" + ',' +\n      ")} + '\\r\\n';
-  }
-  return out;
-};`;
-  return new Function('field', source)(csvField) as EncodeRows;
-}
-
 export function createCsvEncoder(columns: readonly ExportColumn[]): RowEncoder {
-  const encodeRows = compileEncoder(columns);
+  const encodeRows = compileLineEncoder(columns, {
+    cell: (column, i) => `${i === 0 ? '' : "',' + "}${cellExpression(column, i, `r[${i}]`)}`,
+    timestampStart: '',
+    lineEnd: '\r\n',
+    helpers: { field: csvField },
+  });
   let header = `${Papa.unparse([columns.map((c) => c.name)], OPTIONS)}\r\n`;
   return {
     encode(rows) {
