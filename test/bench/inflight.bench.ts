@@ -19,7 +19,7 @@
  *
  * Run: `npm run bench -- inflight`
  * Knobs (env): N (searches, default 20,000), CONCURRENCY (total, default 1,000), BASELINE_N
- * (default N / 4).
+ * (default N / 4), LAYOUTS (which layouts to run: `A`, `B` or `A,B`, the default).
  */
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
@@ -240,7 +240,9 @@ async function main(): Promise<void> {
       ],
     },
   ];
-  for (const layout of layouts) {
+  const chosen = (process.env.LAYOUTS ?? 'A,B').toUpperCase().split(',');
+  for (const [i, layout] of layouts.entries()) {
+    if (!chosen.includes('AB'[i] ?? '')) continue;
     const r = await runLayout(sandbox, layout);
     const ratio = r.steady.perS / IDEAL_PER_S;
     const rows: [string, string][] = [
