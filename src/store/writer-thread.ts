@@ -2,8 +2,7 @@
  * A SQLite writer on its own thread. A process that owns the database and also runs search
  * jobs (`run --local`, `worker --roles search,store`) spends a third of its main thread on
  * SQLite; here that work runs on another core while the main thread keeps calling the API.
- * Batches are committed in the order they were posted; the batches of one tick travel as one
- * message (see writer-thread-worker.ts for how they share transactions).
+ * Batches are committed in the order they were posted, one transaction each.
  *
  * If the thread dies, the batches it had not answered are committed on the calling thread
  * instead (commits are idempotent, so one the thread had finished is not doubled), and so is
@@ -19,21 +18,16 @@ export interface WriterData {
   dbPath: string;
   busyTimeoutMs: number;
 }
-/** A message carries the batches of one tick; each is committed, or fails, as a whole. */
-export type ToWriter = { type: 'write'; id: number; batches: unknown[][] } | { type: 'close' };
-/** Per batch of the message: the events that failed validation, or why the commit failed. */
-export type BatchOutcome = { rejected: RejectedEvent[] } | { failed: string };
-export type FromWriter = { type: 'ready' } | { type: 'done'; id: number; outcomes: BatchOutcome[] };
+export type ToWriter = { type: 'write'; id: number; events: unknown[] } | { type: 'close' };
+export type FromWriter =
+  | { type: 'ready' }
+  | { type: 'done'; id: number; rejected: RejectedEvent[] }
+  | { type: 'failed'; id: number; message: string };
 
 interface Pending {
   events: unknown[];
   resolve: (rejected: RejectedEvent[]) => void;
   reject: (error: unknown) => void;
-}
-
-/** The writes of one tick, posted as one message (one structured clone, one wake-up). */
-interface Posted {
-  writes: Pending[];
 }
 
 // Compiled (dist/), the worker module runs as it is; from the sources, an entry registers tsx.
@@ -47,10 +41,7 @@ export class StoreWriterThread implements EventWriter {
   readonly #fallback: EventWriter;
   readonly #logger: Logger;
   readonly #worker: Worker;
-  /** Posted messages not answered yet, by id. */
-  readonly #pending = new Map<number, Posted>();
-  /** Writes of the current tick, posted together once it ends. */
-  #tick: Pending[] = [];
+  readonly #pending = new Map<number, Pending>();
   #nextId = 1;
   /** Set once the thread is gone; writes then run on the calling thread. */
   #gone = false;
@@ -94,27 +85,15 @@ export class StoreWriterThread implements EventWriter {
     return new StoreWriterThread(store, logger, worker);
   }
 
-  /**
-   * Commits `events`; resolves with the events that failed validation (indexes in `events`).
-   * The writes of one tick of the event loop travel to the thread as one message and commit in
-   * one transaction: with hundreds of searches in flight, several end in the same tick.
-   */
+  /** Commits `events` in one transaction; resolves with the events that failed validation. */
   write(events: unknown[]): Promise<RejectedEvent[]> {
     if (this.#gone) return this.#fallback.write(events);
-    return new Promise<RejectedEvent[]>((resolve, reject) => {
-      if (this.#tick.length === 0) setImmediate(() => this.#post());
-      this.#tick.push({ events, resolve, reject });
-    });
-  }
-
-  #post(): void {
-    const writes = this.#tick;
-    this.#tick = [];
-    if (writes.length === 0) return;
     const id = this.#nextId++;
-    this.#pending.set(id, { writes });
-    const message: ToWriter = { type: 'write', id, batches: writes.map((w) => w.events) };
-    this.#worker.postMessage(message);
+    return new Promise<RejectedEvent[]>((resolve, reject) => {
+      this.#pending.set(id, { events, resolve, reject });
+      const message: ToWriter = { type: 'write', id, events };
+      this.#worker.postMessage(message);
+    });
   }
 
   /** Stops the thread at once, as a crash would; later writes run on the calling thread. */
@@ -127,7 +106,6 @@ export class StoreWriterThread implements EventWriter {
     if (this.#closing) return;
     this.#closing = true;
     if (this.#gone) return;
-    this.#post();
     const exited = new Promise<void>((resolve) => this.#worker.once('exit', () => resolve()));
     const message: ToWriter = { type: 'close' };
     this.#worker.postMessage(message);
@@ -136,29 +114,25 @@ export class StoreWriterThread implements EventWriter {
 
   #onMessage(message: FromWriter): void {
     if (message.type === 'ready') return;
-    const posted = this.#pending.get(message.id);
-    if (!posted) return;
+    const pending = this.#pending.get(message.id);
+    if (!pending) return;
     this.#pending.delete(message.id);
-    posted.writes.forEach((w, i) => {
-      const outcome = message.outcomes[i];
-      if (outcome && 'rejected' in outcome) w.resolve(outcome.rejected);
-      else w.reject(new Error(`SQLite writer: ${outcome?.failed ?? 'no answer for the batch'}`));
-    });
+    if (message.type === 'done') pending.resolve(message.rejected);
+    else pending.reject(new Error(`SQLite writer: ${message.message}`));
   }
 
   #onExit(): void {
     this.#gone = true;
-    // Writes of this tick never reached the thread: they go with the unanswered ones.
-    const unanswered = [...[...this.#pending.values()].flatMap((p) => p.writes), ...this.#tick];
-    this.#pending.clear();
-    this.#tick = [];
-    if (unanswered.length === 0) return;
+    if (this.#pending.size === 0) return;
     if (!this.#closing) {
       this.#logger.error(
-        { batches: unanswered.length },
+        { batches: this.#pending.size },
         'SQLite writer thread stopped; committing its unanswered batches on the main thread',
       );
     }
-    for (const w of unanswered) this.#fallback.write(w.events).then(w.resolve, w.reject);
+    for (const [id, pending] of this.#pending) {
+      this.#pending.delete(id);
+      this.#fallback.write(pending.events).then(pending.resolve, pending.reject);
+    }
   }
 }
