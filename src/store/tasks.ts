@@ -60,6 +60,8 @@ export interface TasksTable {
    * key order: one page for the feeder (src/run/feeder.ts).
    */
   unfinishedAfter(runId: string, after: string, limit: number): UnfinishedTask[];
+  /** How many tasks of the run are not `done` or `failed` and have a key after `after`. */
+  countUnfinishedAfter(runId: string, after: string): number;
   counts(runId: string): TaskCounts;
   /** Failed tasks of the run per last error code (`UNKNOWN` when none was given). */
   failedByCode(runId: string): Record<string, number>;
@@ -115,6 +117,11 @@ export function createTasksTable(db: Database, now: Clock): TasksTable {
      WHERE run_id = ? AND task_key > ? AND status IN ${ACTIVE}
      ORDER BY task_key LIMIT ?`,
   );
+  const countAfter = db
+    .prepare<[string, string], number>(
+      `SELECT COUNT(*) FROM tasks WHERE run_id = ? AND task_key > ? AND status IN ${ACTIVE}`,
+    )
+    .pluck();
   const pageThrough = db.prepare<
     [string, string, string, number],
     {
@@ -216,6 +223,7 @@ export function createTasksTable(db: Database, now: Clock): TasksTable {
       }
     },
     unfinishedAfter: (runId, after, limit) => page.all(runId, after, limit).map(unfinishedOf),
+    countUnfinishedAfter: (runId, after) => countAfter.get(runId, after) ?? 0,
     counts(runId) {
       const c = countRow.get(runId) ?? { queued: 0, running: 0, retrying: 0, done: 0, failed: 0 };
       return { ...c, total: c.queued + c.running + c.retrying + c.done + c.failed };

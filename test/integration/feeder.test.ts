@@ -13,6 +13,7 @@ import { stopRun } from '../../src/run/stop.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { startLocalPool } from '../../src/worker/local.ts';
 import type { Pool } from '../../src/worker/pool.ts';
+import { runCli } from '../helpers/cli.ts';
 import { type Harness, harvestEnv, startHarness } from '../helpers/harness.ts';
 
 const BIN = path.resolve('bin/harvest.js');
@@ -129,6 +130,27 @@ describe('the queue window', () => {
     expect(max).toBeLessThanOrEqual(WINDOW);
     expectStoredOnce(h, runId, 300);
     expect(await feed.get(runId)).toBeUndefined();
+  }, 60_000);
+
+  it('status says how many tasks wait for the window, and whether anyone feeds them', async () => {
+    h = await harness(0);
+    const { runId } = await startRun(h.runtime, h.writePipeline('fed', pipeline('fed', 50)), {
+      logger: h.logger,
+    });
+    // No store worker yet: the window is all Redis has, and nothing refills it.
+    const unfed = await runCli(['status', runId], h.settings);
+    expect(unfed.stdout).toContain(
+      `  window   ${50 - WINDOW} tasks wait in SQLite for the queue window, and no store worker feeds them`,
+    );
+    const json = JSON.parse((await runCli(['status', runId, '--json'], h.settings)).stdout);
+    expect(json.feed).toEqual({ notFed: 50 - WINDOW, feeder: null });
+
+    const feeding = await new FeedState(h.runtime.redis, h.runtime.keys).hold('vm-1-feeder', 5000);
+    expect(feeding).toBe(true);
+    const fed = await runCli(['status', runId], h.settings);
+    expect(fed.stdout).toContain(
+      `  window   ${50 - WINDOW} tasks wait in SQLite for the queue window; vm-1-feeder feeds them`,
+    );
   }, 60_000);
 
   it('cancels a fed run (only the window leaves the queue) and resumes it to the end', async () => {

@@ -1,6 +1,7 @@
 /** `harvest status`: runs and their counts, credits, errors by code, and why a run is paused. */
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
+import type { Redis } from 'ioredis';
 import { maskUrl, type Settings } from '../../config.ts';
 import { HarvestError } from '../../errors.ts';
 import { assertRedisReachable, createRedis } from '../../queue/connection.ts';
@@ -59,12 +60,18 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
           throw new HarvestError('RUN_NOT_FOUND', `no run ${runId} in ${settings.dbPath}`, {
             exitCode: EXIT.BAD_INPUT,
           });
-        const queue = await queueState(settings);
+        const queue = await queueState(settings, report.run.id);
+        if (queue.feed) {
+          queue.feed.notFed = store.tasks.countUnfinishedAfter(report.run.id, queue.feed.after);
+        }
         if (opts.json) {
           const json = {
             ...report,
             queuePaused: queue.paused ?? null,
             waitingRecords: queue.waiting ?? null,
+            feed: queue.feed
+              ? { notFed: queue.feed.notFed, feeder: queue.feed.feeder ?? null }
+              : null,
           };
           return print(JSON.stringify(json, null, 2));
         }
@@ -83,6 +90,12 @@ function print(text: string): void {
 interface QueueState {
   paused: { code: string; reason: string } | undefined;
   waiting: WaitingRecords | undefined;
+  /**
+   * A run larger than the queue window, while SQLite still holds tasks Redis has not been given
+   * (src/run/feeder.ts): the key fed through, the process feeding (none: nobody is), and how
+   * many unfinished tasks wait after that key.
+   */
+  feed?: { after: string; feeder: string | undefined; notFed?: number };
   /** Set when Redis did not answer: why (its address masked). */
   unreachable?: string;
 }
@@ -91,7 +104,7 @@ interface QueueState {
  * Reads the queue state; when Redis does not answer (within 1.5 s), one note says so and the
  * parts it would give stay undefined.
  */
-async function queueState(settings: Settings): Promise<QueueState> {
+async function queueState(settings: Settings, runId?: string): Promise<QueueState> {
   try {
     await assertRedisReachable(settings.redisUrl, 1500);
   } catch {
@@ -100,9 +113,11 @@ async function queueState(settings: Settings): Promise<QueueState> {
     return { paused: undefined, waiting: undefined, unreachable };
   }
   const redis = createRedis(settings.redisUrl, 'client');
+  // Read even when the queues are quiet: a window nobody refills is a quiet queue.
+  const feed = runId ? await feedOf(redis, settings, runId).catch(() => undefined) : undefined;
   if (await queuesQuiet(redis, settings.queuePrefix).catch(() => false)) {
     redis.disconnect();
-    return { paused: undefined, waiting: { jobs: 0, events: 0, failedJobs: 0 } };
+    return { paused: undefined, waiting: { jobs: 0, events: 0, failedJobs: 0 }, ...withFeed(feed) };
   }
   // Something is paused or waiting: BullMQ reads it exactly.
   const [{ Queue }, { pausedReason }, { waitingRecords }] = await Promise.all([
@@ -120,15 +135,29 @@ async function queueState(settings: Settings): Promise<QueueState> {
     return {
       paused: await pausedReason({ redis, searchQueue, keys: harvestKeys(settings.queuePrefix) }),
       waiting: await waitingRecords(storeQueue),
+      ...withFeed(feed),
     };
   } catch {
-    return { paused: undefined, waiting: undefined };
+    return { paused: undefined, waiting: undefined, ...withFeed(feed) };
   } finally {
     await searchQueue.close().catch(() => {});
     await storeQueue.close().catch(() => {});
     redis.disconnect();
   }
 }
+
+type Feed = NonNullable<QueueState['feed']>;
+
+/** The run's feed entry and the feeder lease's holder; undefined when the run is not fed. */
+async function feedOf(redis: Redis, settings: Settings, runId: string): Promise<Feed | undefined> {
+  const { FeedState } = await import('../../queue/feed-state.ts');
+  const state = new FeedState(redis, harvestKeys(settings.queuePrefix));
+  const entry = await state.get(runId);
+  if (!entry) return undefined;
+  return { after: entry.after, feeder: (await state.holder()) ?? undefined };
+}
+
+const withFeed = (feed: Feed | undefined) => (feed ? { feed } : {});
 
 function formatNotification(n: NotificationRow): string {
   const tries = `${n.attempts} attempt${n.attempts === 1 ? '' : 's'}`;
@@ -178,6 +207,14 @@ export function formatReport(r: RunStatusReport, queue: QueueState, nowMs = Date
     );
   }
   const unfinished = !FINISHED_RUN_STATUSES.includes(r.run.status);
+  if (unfinished && queue.feed && (queue.feed.notFed ?? 1) > 0) {
+    const notFed = queue.feed.notFed === undefined ? 'tasks' : `${queue.feed.notFed} tasks`;
+    lines.push(
+      queue.feed.feeder
+        ? `  window   ${notFed} wait in SQLite for the queue window; ${queue.feed.feeder} feeds them`
+        : `  window   ${notFed} wait in SQLite for the queue window, and no store worker feeds them: start \`harvest worker\` on the database host`,
+    );
+  }
   const reason =
     (unfinished ? queue.paused : undefined) ??
     (r.run.pausedReason ? { code: 'PAUSED', reason: r.run.pausedReason } : undefined);

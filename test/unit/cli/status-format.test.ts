@@ -68,4 +68,27 @@ describe('harvest status of one run', () => {
     );
     expect(line(row({}))).toBe('  notify   https://hooks.example/h, once the run has finished');
   });
+
+  it('says what waits for the queue window of a fed run, and who feeds it', () => {
+    const running = report(null);
+    running.run.status = 'running';
+    const windowLine = (feed: { after: string; feeder: string | undefined; notFed?: number }) =>
+      formatReport(running, { ...noQueue, feed })
+        .split('\n')
+        .find((l) => l.startsWith('  window'));
+    expect(windowLine({ after: 'k9', feeder: 'vm-7-a1', notFed: 40 })).toBe(
+      '  window   40 tasks wait in SQLite for the queue window; vm-7-a1 feeds them',
+    );
+    expect(windowLine({ after: 'k9', feeder: undefined, notFed: 40 })).toBe(
+      '  window   40 tasks wait in SQLite for the queue window, and no store worker feeds them: start `harvest worker` on the database host',
+    );
+    // Everything fed already, or the run finished: nothing to say.
+    expect(windowLine({ after: 'k9', feeder: undefined, notFed: 0 })).toBeUndefined();
+    expect(
+      formatReport(report(null), {
+        ...noQueue,
+        feed: { after: 'k', feeder: undefined, notFed: 3 },
+      }),
+    ).not.toContain('window');
+  });
 });
