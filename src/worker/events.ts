@@ -3,7 +3,7 @@
  *
  * | pool                                  | database writer           | its own jobs' events          |
  * |---------------------------------------|---------------------------|-------------------------------|
- * | store role, no search role            | this thread               | (none of its own)             |
+ * | store role, no search role            | a writer thread           | (none of its own)             |
  * | store and search roles                | a writer thread           | the writer; the store queue   |
  * |                                       |                           | when a commit fails           |
  * | no store role (search on any host)    | none                      | the store queue               |
@@ -22,17 +22,18 @@ import { directWriter, type EventWriter, type Store } from '../store/index.ts';
 import { StoreWriterThread } from '../store/writer-thread.ts';
 
 /**
- * The database's one writer in this pool: a thread when the pool also searches (SQLite then
- * runs on another core than the API calls), this thread when it only stores, none without the
- * store role.
+ * The database's one writer in this pool: a thread whenever the pool has the store role. With
+ * the search role, SQLite then runs on another core than the API calls; without it (a store
+ * worker beside search workers on other hosts), commits, which wait for the disk, never block
+ * the event loop that takes the next store jobs, renews their locks and feeds the queue window.
+ * None without the store role.
  */
 export async function databaseWriter(
   store: Store | undefined,
-  roles: { store: boolean; search: boolean },
+  roles: { store: boolean },
   log: Logger,
 ): Promise<EventWriter | undefined> {
   if (!store || !roles.store) return undefined;
-  if (!roles.search) return directWriter(store);
   try {
     return await StoreWriterThread.start(store, log);
   } catch (error) {

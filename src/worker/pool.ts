@@ -94,11 +94,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   searchQueue.on('error', () => {});
   storeQueue.on('error', () => {});
   const has = (role: Role) => roles.includes(role);
-  const writer = await databaseWriter(
-    options.store,
-    { store: has('store'), search: has('search') },
-    log,
-  );
+  const writer = await databaseWriter(options.store, { store: has('store') }, log);
   const sink = new StoreSink(writerOrStoreQueue(writer, storeQueue, log));
   const record = counted(
     durable((events) => sink.push(events), log),
