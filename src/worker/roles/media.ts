@@ -14,6 +14,7 @@ import type { MediaSettings } from '../../config.ts';
 import { createGuardedAgent, type Resolve } from '../../media/agent.ts';
 import { createDownloader } from '../../media/download.ts';
 import { Reissuer } from '../../media/reissue.ts';
+import { DownloadSlots } from '../../media/slots.ts';
 import { mediaRoot, removeOrphanPartials } from '../../media/storage.ts';
 import { MEDIA_JOB_ATTEMPTS, MediaEnqueuer, type MediaJobData } from '../../queue/media-enqueue.ts';
 import { PriorityAnchor } from '../../queue/media-priority.ts';
@@ -45,6 +46,12 @@ export interface MediaRoleOptions {
 const PARTIAL_MAX_IDLE_MS = 3_600_000;
 /** How often media urgency is checked, in ms. */
 const URGENCY_CHECK_MS = 100;
+/**
+ * Media jobs in hand per download slot. A job holds a slot only while it transfers
+ * (src/media/slots.ts); the others make their files durable, commit their rows, or wait at
+ * hand for the next free slot, so no slot waits on the disk or on a fetch from Redis.
+ */
+export const MEDIA_JOBS_PER_SLOT = 3;
 
 /**
  * Holds the pool's search gate (search-gate.ts) while media due within `urgentMs` waits in the
@@ -121,6 +128,8 @@ export async function startMediaRole(
     connections: settings.concurrency,
     ...(options.resolve ? { resolve: options.resolve } : {}),
   });
+  // HARVEST_MEDIA_CONCURRENCY bounds transfers in flight; jobs in hand are more (see above).
+  const downloadSlots = new DownloadSlots(settings.concurrency);
   const processor = createMediaProcessor({
     store,
     write,
@@ -128,6 +137,7 @@ export async function startMediaRole(
       agent,
       timeoutMs: settings.timeoutMs,
       maxRedirects: settings.maxRedirects,
+      slots: downloadSlots,
     }),
     reissuer: new Reissuer({
       store,
@@ -148,7 +158,8 @@ export async function startMediaRole(
   });
   // Slices of SLOTS_PER_WORKER, as in the search role: a BullMQ worker starts no job before all
   // its slots are fetched, one round trip each.
-  const workers = splitConcurrency(settings.concurrency, SLOTS_PER_WORKER).map(
+  const jobsInHand = settings.concurrency * MEDIA_JOBS_PER_SLOT;
+  const workers = splitConcurrency(jobsInHand, SLOTS_PER_WORKER).map(
     (slots) =>
       new Worker(QUEUES.media, processor, {
         connection: ctx.connection,
