@@ -216,7 +216,14 @@ export function createDownloader(options: DownloaderOptions): Downloader {
    * open, not yet fsynced.
    */
   async function transfer(input: DownloadInput) {
-    const { url, response } = await open(input);
+    // The partial file is made while the request waits for its answer, not after.
+    const opening = settle(openPartialFile(input.root, input.owner));
+    const answer = await settle(open(input));
+    if (!answer.ok) {
+      await dropOpened(opening);
+      throw answer.error;
+    }
+    const { url, response } = answer.value;
     const declared = response.headers['content-type'];
     const early = checkDeclaredType(input.kind, declared);
     const length = Number(response.headers['content-length']);
@@ -230,12 +237,15 @@ export function createDownloader(options: DownloaderOptions): Downloader {
         : undefined;
     if (refusal) {
       discard(response.body);
+      await dropOpened(opening);
       throw refusal;
     }
-    const file = await openPartialFile(input.root, input.owner).catch((error: unknown) => {
+    const opened = await opening;
+    if (!opened.ok) {
       discard(response.body);
-      throw error;
-    });
+      throw opened.error;
+    }
+    const file = opened.value;
     const inspector = new Inspector(input.kind, declared, input.maxBytes);
     try {
       // The handle stays open, to be fsynced once the slot is given back. The stream gets the
@@ -287,6 +297,22 @@ export function createDownloader(options: DownloaderOptions): Downloader {
       };
     },
   };
+}
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** A promise that never rejects: its outcome, to be looked at when wanted. */
+function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ ok: true, value }),
+    (error: unknown) => ({ ok: false, error }),
+  );
+}
+
+/** Drops the partial file made for a download that ended before its body. */
+async function dropOpened(opening: Promise<Settled<PartialFile>>): Promise<void> {
+  const opened = await opening;
+  if (opened.ok) await dropPartial(opened.value);
 }
 
 /** Closes and removes a partial file that will not be placed. */
