@@ -54,16 +54,17 @@ const URGENCY_CHECK_MS = 100;
 export const MEDIA_JOBS_PER_SLOT = 3;
 
 /**
- * Holds the pool's search gate (search-gate.ts) while media due within `urgentMs` waits in the
- * media queue, and releases it once none does.
+ * Holds the pool's search gate (search-gate.ts) while media due within `urgentMs` waits, in the
+ * media queue or in this process for a download slot, and releases it once none does.
  */
-function watchUrgency(ctx: RoleContext, queue: Queue, urgentMs: number) {
+function watchUrgency(ctx: RoleContext, queue: Queue, slots: DownloadSlots, urgentMs: number) {
   const store = ctx.store!;
   let checking: Promise<void> | undefined;
   const check = async () => {
     const due = store.media.nextDeadline();
     let urgent = urgentMs > 0 && due !== null && due - Date.now() < urgentMs;
-    if (urgent) {
+    // Jobs taken from the queue may still wait here for a slot (jobs in hand outnumber slots).
+    if (urgent && slots.waiting === 0) {
       const counts = await queue.getJobCounts('waiting', 'prioritized');
       urgent = (counts.waiting ?? 0) + (counts.prioritized ?? 0) > 0;
     }
@@ -202,7 +203,7 @@ export async function startMediaRole(
     ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
   });
   enqueuer.start();
-  const urgency = watchUrgency(ctx, queue, settings.urgentMs);
+  const urgency = watchUrgency(ctx, queue, downloadSlots, settings.urgentMs);
 
   return {
     async close() {
