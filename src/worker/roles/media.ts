@@ -113,11 +113,16 @@ export async function startMediaRole(
 
   // Rows move through the database's one writer (a thread when the pool also searches), in
   // group commits: concurrent downloads share a transaction, and SQLite stays off this thread.
+  // One write at a time: rows saved while a commit waits for the disk go in the next one, not
+  // each in a commit (and an fsync) of its own queued behind it.
   const writer = ctx.writer ?? directWriter(store);
-  const sink = new StoreSink(async (events) => {
-    const rejected = await writer.write(events);
-    if (rejected.length > 0) log.error({ rejected }, 'media events rejected');
-  });
+  const sink = new StoreSink(
+    async (events) => {
+      const rejected = await writer.write(events);
+      if (rejected.length > 0) log.error({ rejected }, 'media events rejected');
+    },
+    { maxInFlight: 1 },
+  );
   const write = (events: MediaEvent[]) => sink.push(events);
   if (!ctx.client) log.warn('no API key here: media whose URL expires cannot be re-issued');
 
