@@ -79,7 +79,10 @@ function wholeNumber(min: number, max: number) {
 
 /** Media downloads (see src/media/); each from a `HARVEST_MEDIA_*` variable. */
 export interface MediaSettings {
-  /** Downloads in flight at once per process. Default 8. */
+  /**
+   * Downloads in flight at once per process: transfers, from request to last byte (the media
+   * role holds more jobs than this; src/media/slots.ts). Default 8.
+   */
   readonly concurrency: number;
   /** Fresh URLs fetched per media item by calling its search again. Default 2. */
   readonly maxReissues: number;

@@ -19,7 +19,8 @@ import { parseRetryAfterMs } from '../api/retry-after.ts';
 import { checkDeclaredType, SNIFF_BYTES, verifyType } from './content-type.ts';
 import { asMediaError, errorForStatus, MediaError } from './errors.ts';
 import type { MediaKind, StoredType } from './kinds.ts';
-import { openPartialFile, placeFile } from './storage.ts';
+import type { DownloadSlots, Release } from './slots.ts';
+import { openPartialFile, type PartialFile, placeFile } from './storage.ts';
 
 export interface DownloaderOptions {
   /** The guarded agent (agent.ts) every request goes through. */
@@ -30,6 +31,11 @@ export interface DownloaderOptions {
   maxRedirects?: number;
   /** `User-Agent` header. Default `harvest-media`. */
   userAgent?: string;
+  /**
+   * Transfers in flight at once (slots.ts): a download holds a slot from its first request to
+   * its last byte written, not while its file is made durable. Default: no bound here.
+   */
+  slots?: DownloadSlots;
 }
 
 export interface DownloadInput {
@@ -204,37 +210,71 @@ export function createDownloader(options: DownloaderOptions): Downloader {
     }
   }
 
+  /**
+   * The part of a download that holds a slot: request (and redirects), checks, and the body
+   * streamed into a partial file while it is hashed, counted and type-checked. The file is left
+   * open, not yet fsynced.
+   */
+  async function transfer(input: DownloadInput) {
+    // The partial file is made while the request waits for its answer, not after.
+    const opening = settle(openPartialFile(input.root, input.owner));
+    const answer = await settle(open(input));
+    if (!answer.ok) {
+      await dropOpened(opening);
+      throw answer.error;
+    }
+    const { url, response } = answer.value;
+    const declared = response.headers['content-type'];
+    const early = checkDeclaredType(input.kind, declared);
+    const length = Number(response.headers['content-length']);
+    const refusal = early
+      ? new MediaError(early.code, early.message)
+      : length > input.maxBytes
+        ? new MediaError(
+            'MEDIA_TOO_LARGE',
+            `Content-Length ${length} is over media.maxBytes (${input.maxBytes})`,
+          )
+        : undefined;
+    if (refusal) {
+      discard(response.body);
+      await dropOpened(opening);
+      throw refusal;
+    }
+    const opened = await opening;
+    if (!opened.ok) {
+      discard(response.body);
+      throw opened.error;
+    }
+    const file = opened.value;
+    const inspector = new Inspector(input.kind, declared, input.maxBytes);
+    try {
+      // The handle stays open, to be fsynced once the slot is given back. The stream gets the
+      // bare descriptor: given the FileHandle, it would hold a reference that `close` waits on.
+      const out = createWriteStream(file.path, { fd: file.handle.fd, autoClose: false });
+      await pipeline(response.body, inspector, out);
+    } catch (error) {
+      await dropPartial(file);
+      throw asMediaError(error);
+    }
+    return { url, file, inspector };
+  }
+
   return {
     async download(input) {
-      const { url, response } = await open(input);
-      const declared = response.headers['content-type'];
-      const early = checkDeclaredType(input.kind, declared);
-      const length = Number(response.headers['content-length']);
-      const refusal = early
-        ? new MediaError(early.code, early.message)
-        : length > input.maxBytes
-          ? new MediaError(
-              'MEDIA_TOO_LARGE',
-              `Content-Length ${length} is over media.maxBytes (${input.maxBytes})`,
-            )
-          : undefined;
-      if (refusal) {
-        discard(response.body);
-        throw refusal;
-      }
-      const file = await openPartialFile(input.root, input.owner).catch((error: unknown) => {
-        discard(response.body);
-        throw error;
-      });
-      const partial = file.path;
-      const inspector = new Inspector(input.kind, declared, input.maxBytes);
+      const release: Release = options.slots ? await options.slots.acquire() : () => {};
+      let transferred: Awaited<ReturnType<typeof transfer>>;
       try {
-        // `flush`: the bytes are on disk before the file is renamed into place. The stream
-        // closes the handle.
-        const out = createWriteStream(partial, { fd: file.handle, flush: true });
-        await pipeline(response.body, inspector, out);
+        transferred = await transfer(input);
+      } finally {
+        release();
+      }
+      const { url, file, inspector } = transferred;
+      try {
+        // The bytes are on disk before the file is renamed into place.
+        await file.handle.sync();
+        await file.handle.close();
       } catch (error) {
-        await fs.rm(partial, { force: true });
+        await dropPartial(file);
         throw asMediaError(error);
       }
       const sha256 = inspector.hash.digest('hex');
@@ -242,7 +282,7 @@ export function createDownloader(options: DownloaderOptions): Downloader {
       const placed = await placeFile({
         dataDir: input.dataDir,
         root: input.root,
-        partial,
+        partial: file.path,
         sha256,
         ext: type.ext,
         bytes: inspector.bytes,
@@ -257,6 +297,28 @@ export function createDownloader(options: DownloaderOptions): Downloader {
       };
     },
   };
+}
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/** A promise that never rejects: its outcome, to be looked at when wanted. */
+function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
+  return promise.then(
+    (value) => ({ ok: true, value }),
+    (error: unknown) => ({ ok: false, error }),
+  );
+}
+
+/** Drops the partial file made for a download that ended before its body. */
+async function dropOpened(opening: Promise<Settled<PartialFile>>): Promise<void> {
+  const opened = await opening;
+  if (opened.ok) await dropPartial(opened.value);
+}
+
+/** Closes and removes a partial file that will not be placed. */
+async function dropPartial(file: PartialFile): Promise<void> {
+  await file.handle.close().catch(() => {});
+  await fs.rm(file.path, { force: true });
 }
 
 /** Drops a body not to be read (its abort is not an error anyone waits for). */

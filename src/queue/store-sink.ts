@@ -79,6 +79,13 @@ export interface StoreSinkOptions {
   maxBatch?: number;
   /** Longest an event waits for companions before a flush, in ms. Default 2. */
   maxDelayMs?: number;
+  /**
+   * Writes in flight at once; events pushed meanwhile wait for one to end and go together in
+   * the next. Default unbounded. 1 suits a writer that commits one batch at a time anyway (the
+   * database's writer): every commit waits for the disk, so batches that queue behind each other
+   * cost a commit each, where one batch would cost one.
+   */
+  maxInFlight?: number;
 }
 
 interface Waiter {
@@ -90,6 +97,7 @@ export class StoreSink {
   readonly #write: WriteEvents;
   readonly #maxBatch: number;
   readonly #maxDelayMs: number;
+  readonly #maxInFlight: number;
   #events: StoreEvent[] = [];
   #waiters: Waiter[] = [];
   #timer: NodeJS.Timeout | undefined;
@@ -99,6 +107,7 @@ export class StoreSink {
     this.#write = write;
     this.#maxBatch = options.maxBatch ?? 500;
     this.#maxDelayMs = options.maxDelayMs ?? 2;
+    this.#maxInFlight = options.maxInFlight ?? Number.POSITIVE_INFINITY;
   }
 
   /** Resolves once `events` are durable (in the store queue, or committed). */
@@ -118,8 +127,10 @@ export class StoreSink {
 
   /** Flushes whatever is waiting and waits for every flush under way. */
   async drain(): Promise<void> {
-    await this.#flushNow();
-    await Promise.allSettled([...this.#inFlight]);
+    while (this.#events.length > 0 || this.#inFlight.size > 0) {
+      void this.#flushNow();
+      await Promise.allSettled([...this.#inFlight]);
+    }
   }
 
   #flushNow(): Promise<void> {
@@ -128,6 +139,8 @@ export class StoreSink {
       this.#timer = undefined;
     }
     if (this.#events.length === 0) return Promise.resolve();
+    // Full: the flush that ends next starts this one (#afterFlush).
+    if (this.#inFlight.size >= this.#maxInFlight) return Promise.resolve();
     const events = this.#events;
     const waiters = this.#waiters;
     this.#events = [];
@@ -143,8 +156,16 @@ export class StoreSink {
           for (const w of waiters) w.reject(error);
         },
       )
-      .finally(() => this.#inFlight.delete(flush));
+      .finally(() => {
+        this.#inFlight.delete(flush);
+        this.#afterFlush();
+      });
     this.#inFlight.add(flush);
     return flush;
+  }
+
+  /** Events that waited for a write to end go now. */
+  #afterFlush(): void {
+    if (this.#events.length > 0 && this.#inFlight.size < this.#maxInFlight) void this.#flushNow();
   }
 }

@@ -43,6 +43,10 @@
  *   Harvest's end-to-end window (first answer to last file saved) and the spread of the media
  *   run's answers (first to last answer: files cannot be saved faster than they arrive) are
  *   printed too.
+ * - CPU ms per file of each phase: this process (and its main thread), and the sandbox, which
+ *   serves both sides' files and searches on the same cores. Searches of the phase are included.
+ *   Where harvest, its SQLite writer thread, the sandbox and Redis together fill the machine's
+ *   cores, the throughput ratio follows the ratio of the CPU per file of the two sides.
  *
  * Run: `npx tsx test/bench/media.bench.ts`
  * Knobs (env): RESULTS (500), AV_LIFE_S (3), BACKLOG (3000), ROUNDS (3), SEARCH_CONCURRENCY
@@ -132,8 +136,8 @@ interface HarvestPhase {
   bytesPerS: number;
   /** Backlog searches finished per second during the phase. */
   searchesPerS: number;
-  /** CPU ms per file saved, of the process and of its main thread (searches included). */
-  cpu: { process: number; main: number };
+  /** CPU ms per file saved, of the process, its main thread and the sandbox (searches included). */
+  cpu: Cpu;
   firstUrlSaved: number;
   committedBeforeExpiry: number;
   reissueCalls: number;
@@ -148,8 +152,8 @@ interface BaselinePhase {
   steadyMs: number;
   bytesPerS: number;
   searchesPerS: number;
-  /** CPU ms per file fetched, of the process and of its main thread (searches included). */
-  cpu: { process: number; main: number };
+  /** CPU ms per file fetched, of the process, its main thread and the sandbox (searches included). */
+  cpu: Cpu;
 }
 
 async function harvestPhase(runtime: Runtime, dir: string, round: number): Promise<HarvestPhase> {
@@ -314,16 +318,33 @@ async function baselinePhase(
   }
 }
 
-/** CPU time of this process and of its main thread, in ms. */
-function cpuNow(): { process: number; main: number } {
-  return { process: readCpuMs(process.pid) ?? 0, main: readCpuMs(process.pid, process.pid) ?? 0 };
+interface Cpu {
+  process: number;
+  main: number;
+  sandbox: number;
+}
+
+/** The sandbox's process: it serves both sides' files and searches on the same cores. */
+let sandboxPid: number | undefined;
+
+/** CPU time of this process, of its main thread and of the sandbox, in ms. */
+function cpuNow(): Cpu {
+  return {
+    process: readCpuMs(process.pid) ?? 0,
+    main: readCpuMs(process.pid, process.pid) ?? 0,
+    sandbox: sandboxPid === undefined ? 0 : (readCpuMs(sandboxPid) ?? 0),
+  };
 }
 
 /** CPU ms per file between `from` and now. */
-function cpuPerFile(from: { process: number; main: number }, files: number) {
+function cpuPerFile(from: Cpu, files: number): Cpu {
   const to = cpuNow();
   const per = (ms: number) => (files > 0 ? ms / files : 0);
-  return { process: per(to.process - from.process), main: per(to.main - from.main) };
+  return {
+    process: per(to.process - from.process),
+    main: per(to.main - from.main),
+    sandbox: per(to.sandbox - from.sandbox),
+  };
 }
 
 function median(values: number[]): number {
@@ -343,6 +364,7 @@ async function main(): Promise<void> {
   const flags = ['--time-scale', String(timeScale), '--media-pad', String(PAD_BYTES)];
   if (LATENCY !== 'none') flags.push('--latency', LATENCY);
   const sandbox = await startSandboxChild(flags);
+  sandboxPid = sandbox.child.pid;
   const dir = benchDir('media');
   const prefix = benchPrefix();
   const settings = loadSettings({
@@ -444,6 +466,11 @@ async function main(): Promise<void> {
       'CPU ms per file: process (main thread)',
       `${fixed(med((r) => r.h.cpu.process))} (${fixed(med((r) => r.h.cpu.main))})`,
       `${fixed(med((r) => r.b.cpu.process))} (${fixed(med((r) => r.b.cpu.main))})`,
+    ],
+    [
+      'CPU ms per file: sandbox (serves both sides)',
+      fixed(med((r) => r.h.cpu.sandbox)),
+      fixed(med((r) => r.b.cpu.sandbox)),
     ],
     [
       'throughput ratio, each round (* not counted)',

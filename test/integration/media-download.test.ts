@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { createGuardedAgent, type Resolve } from '../../src/media/agent.ts';
 import { createDownloader, type DownloadInput } from '../../src/media/download.ts';
 import { MediaError } from '../../src/media/errors.ts';
+import { DownloadSlots } from '../../src/media/slots.ts';
 import { mediaRoot, PARTIAL_DIR } from '../../src/media/storage.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { mediaBytes } from '../../src/sandbox/media-bytes.ts';
@@ -28,12 +29,17 @@ const resolve: Resolve = async (hostname) => {
   throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
 };
 
-function setup(allowedHosts: string[] = ['127.0.0.1'], timeoutMs = 5000) {
+function setup(allowedHosts: string[] = ['127.0.0.1'], timeoutMs = 5000, slots?: DownloadSlots) {
   const tmp = tempDir('harvest-dl');
   defer(() => tmp.remove());
   const agent = createGuardedAgent({ allowedHosts, resolve });
   defer(() => agent.close());
-  const downloader = createDownloader({ agent, timeoutMs, maxRedirects: 3 });
+  const downloader = createDownloader({
+    agent,
+    timeoutMs,
+    maxRedirects: 3,
+    ...(slots ? { slots } : {}),
+  });
   const root = mediaRoot(tmp.dir, 'media');
   const input = (url: string, over: Partial<DownloadInput> = {}): DownloadInput => ({
     url,
@@ -246,5 +252,42 @@ describe('media downloads', () => {
     const silent = await refusal(downloader.download(input(`${host.url}/silent`)));
     expect(silent).toMatchObject({ next: 'retry' });
     expect(silent.message).toMatch(/timeout/i);
+  });
+
+  it('holds a download slot from the request to the last byte, and gives it back on a refusal', async () => {
+    let finishSlow: () => void = () => {};
+    const host = await startMediaHost('127.0.0.1', (req, res) => {
+      if (req.url === '/missing') {
+        res.writeHead(404).end('no such file');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'image/png' });
+      if (req.url !== '/slow') {
+        res.end(PNG);
+        return;
+      }
+      res.write(PNG.subarray(0, 100));
+      finishSlow = () => res.end(PNG.subarray(100));
+    });
+    defer(() => host.close());
+    const slots = new DownloadSlots(1);
+    const { downloader, input, partials } = setup(['127.0.0.1'], 5000, slots);
+    const slow = downloader.download(input(`${host.url}/slow`));
+    await expect.poll(() => host.requests.length).toBe(1);
+    const fast = downloader.download(input(`${host.url}/fast`));
+    // The one slot is taken by a body still arriving: the next download has not asked yet.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(host.requests.map((r) => r.url)).toEqual(['/slow']);
+    expect(slots.waiting).toBe(1);
+    finishSlow();
+    const [a, b] = await Promise.all([slow, fast]);
+    expect(a.sha256).toBe(sha(PNG));
+    expect(b.sha256).toBe(sha(PNG));
+    expect(slots.busy).toBe(0);
+    expect(await refusal(downloader.download(input(`${host.url}/missing`)))).toMatchObject({
+      next: 'fail',
+    });
+    expect(slots.busy).toBe(0);
+    expect(partials()).toBe(0);
   });
 });

@@ -14,6 +14,7 @@ import type { MediaSettings } from '../../config.ts';
 import { createGuardedAgent, type Resolve } from '../../media/agent.ts';
 import { createDownloader } from '../../media/download.ts';
 import { Reissuer } from '../../media/reissue.ts';
+import { DownloadSlots } from '../../media/slots.ts';
 import { mediaRoot, removeOrphanPartials } from '../../media/storage.ts';
 import { MEDIA_JOB_ATTEMPTS, MediaEnqueuer, type MediaJobData } from '../../queue/media-enqueue.ts';
 import { PriorityAnchor } from '../../queue/media-priority.ts';
@@ -45,18 +46,25 @@ export interface MediaRoleOptions {
 const PARTIAL_MAX_IDLE_MS = 3_600_000;
 /** How often media urgency is checked, in ms. */
 const URGENCY_CHECK_MS = 100;
+/**
+ * Media jobs in hand per download slot. A job holds a slot only while it transfers
+ * (src/media/slots.ts); the others make their files durable, commit their rows, or wait at
+ * hand for the next free slot, so no slot waits on the disk or on a fetch from Redis.
+ */
+export const MEDIA_JOBS_PER_SLOT = 3;
 
 /**
- * Holds the pool's search gate (search-gate.ts) while media due within `urgentMs` waits in the
- * media queue, and releases it once none does.
+ * Holds the pool's search gate (search-gate.ts) while media due within `urgentMs` waits, in the
+ * media queue or in this process for a download slot, and releases it once none does.
  */
-function watchUrgency(ctx: RoleContext, queue: Queue, urgentMs: number) {
+function watchUrgency(ctx: RoleContext, queue: Queue, slots: DownloadSlots, urgentMs: number) {
   const store = ctx.store!;
   let checking: Promise<void> | undefined;
   const check = async () => {
     const due = store.media.nextDeadline();
     let urgent = urgentMs > 0 && due !== null && due - Date.now() < urgentMs;
-    if (urgent) {
+    // Jobs taken from the queue may still wait here for a slot (jobs in hand outnumber slots).
+    if (urgent && slots.waiting === 0) {
       const counts = await queue.getJobCounts('waiting', 'prioritized');
       urgent = (counts.waiting ?? 0) + (counts.prioritized ?? 0) > 0;
     }
@@ -105,11 +113,16 @@ export async function startMediaRole(
 
   // Rows move through the database's one writer (a thread when the pool also searches), in
   // group commits: concurrent downloads share a transaction, and SQLite stays off this thread.
+  // One write at a time: rows saved while a commit waits for the disk go in the next one, not
+  // each in a commit (and an fsync) of its own queued behind it.
   const writer = ctx.writer ?? directWriter(store);
-  const sink = new StoreSink(async (events) => {
-    const rejected = await writer.write(events);
-    if (rejected.length > 0) log.error({ rejected }, 'media events rejected');
-  });
+  const sink = new StoreSink(
+    async (events) => {
+      const rejected = await writer.write(events);
+      if (rejected.length > 0) log.error({ rejected }, 'media events rejected');
+    },
+    { maxInFlight: 1 },
+  );
   const write = (events: MediaEvent[]) => sink.push(events);
   if (!ctx.client) log.warn('no API key here: media whose URL expires cannot be re-issued');
 
@@ -121,6 +134,8 @@ export async function startMediaRole(
     connections: settings.concurrency,
     ...(options.resolve ? { resolve: options.resolve } : {}),
   });
+  // HARVEST_MEDIA_CONCURRENCY bounds transfers in flight; jobs in hand are more (see above).
+  const downloadSlots = new DownloadSlots(settings.concurrency);
   const processor = createMediaProcessor({
     store,
     write,
@@ -128,6 +143,7 @@ export async function startMediaRole(
       agent,
       timeoutMs: settings.timeoutMs,
       maxRedirects: settings.maxRedirects,
+      slots: downloadSlots,
     }),
     reissuer: new Reissuer({
       store,
@@ -148,7 +164,8 @@ export async function startMediaRole(
   });
   // Slices of SLOTS_PER_WORKER, as in the search role: a BullMQ worker starts no job before all
   // its slots are fetched, one round trip each.
-  const workers = splitConcurrency(settings.concurrency, SLOTS_PER_WORKER).map(
+  const jobsInHand = settings.concurrency * MEDIA_JOBS_PER_SLOT;
+  const workers = splitConcurrency(jobsInHand, SLOTS_PER_WORKER).map(
     (slots) =>
       new Worker(QUEUES.media, processor, {
         connection: ctx.connection,
@@ -191,7 +208,7 @@ export async function startMediaRole(
     ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
   });
   enqueuer.start();
-  const urgency = watchUrgency(ctx, queue, settings.urgentMs);
+  const urgency = watchUrgency(ctx, queue, downloadSlots, settings.urgentMs);
 
   return {
     async close() {

@@ -71,4 +71,29 @@ describe('StoreSink', () => {
     await sink.drain();
     expect(writes).toEqual([1]);
   });
+
+  it('with maxInFlight 1, events pushed during a write go together in the next one', async () => {
+    const writes: number[] = [];
+    const releases: Array<() => void> = [];
+    const sink = new StoreSink(
+      (events) => {
+        writes.push(events.length);
+        return new Promise<void>((resolve) => releases.push(resolve));
+      },
+      { maxDelayMs: 1, maxInFlight: 1 },
+    );
+    const first = sink.push([callEvent('r', 't0')]);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const later = [1, 2, 3].map((i) => sink.push([callEvent('r', `t${i}`)]));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(writes).toEqual([1]);
+    releases[0]!();
+    await first;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(writes).toEqual([1, 3]);
+    const drained = sink.drain();
+    releases[1]!();
+    await Promise.all([...later, drained]);
+    expect(writes).toEqual([1, 3]);
+  });
 });
