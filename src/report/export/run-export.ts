@@ -3,12 +3,19 @@
  * input, exit 2), opens the output (an unwritable path fails before any work), then streams the
  * rows from SQLite through the format's encoder in small batches. Memory holds one batch (one
  * row group for Parquet), whatever the number of rows.
+ *
+ * A large JSONL or CSV export of results is read in pages by reader threads (page-readers.ts),
+ * two cores' worth: this thread exports the first rows itself while they start, then writes
+ * their pages in order, asking for the next page as each one is written, a few pages ahead.
  */
+import { availableParallelism } from 'node:os';
 import {
   buildExportQuery,
   EXPORT_COLUMNS,
   type ExportFilter,
+  type ExportKey,
   type ExportKind,
+  type ExportQuery,
   type ExportRow,
   type Store,
 } from '../../store/index.ts';
@@ -18,6 +25,7 @@ import { resolveFields } from './fields.ts';
 import type { ExportFormat } from './formats.ts';
 import { createJsonlEncoder } from './jsonl.ts';
 import { type ExportOutput, openFileOutput, streamOutput } from './output.ts';
+import { type Page, type PageReaders, startPageReaders } from './page-readers.ts';
 import { createParquetEncoder } from './parquet.ts';
 import { type RunFilterInput, resolveRunFilter } from './resolve.ts';
 
@@ -31,7 +39,22 @@ export interface ExportOptions extends Omit<RunFilterInput, 'kind'> {
   fields?: readonly string[];
   /** Rows per batch handed to the encoder; default 256. */
   batchRows?: number;
+  /**
+   * Reader threads for a large JSONL or CSV export of results; default 2 when the machine has
+   * two cores or more, else 0 (every row read and encoded on the calling thread).
+   */
+  readerThreads?: number;
+  /**
+   * Rows exported on the calling thread while reader threads start; an export with no more rows
+   * than this stays on the calling thread. Default 8,192.
+   */
+  firstPageRows?: number;
+  /** Rows of a page a reader thread reads; default 2,048. */
+  pageRows?: number;
 }
+
+/** Pages asked for before the one being written is done: enough to keep every reader busy. */
+const PAGES_AHEAD = 4;
 
 export interface ExportProgress {
   /** Called once before the first row with the number of rows to come. */
@@ -80,13 +103,7 @@ export async function runExport(
       const counting = buildExportQuery([EXPORT_COLUMNS[kind][0]!], filter, build);
       io.progress.start(store.exports.count(counting));
     }
-    rows = await pump(
-      store.exports.iterate(query),
-      encoder,
-      output,
-      options.batchRows ?? 256,
-      io.progress,
-    );
+    rows = await exportRows(store, query, options, encoder, output, io.progress);
     if (!output.gone) await output.write(encoder.finish());
     await output.commit();
   } catch (error) {
@@ -103,6 +120,83 @@ export async function runExport(
     out: options.out ?? null,
     truncated: output.gone,
   };
+}
+
+/** Streams the rows of `query` through `encoder` to `output`; returns how many were written. */
+async function exportRows(
+  store: Store,
+  query: ExportQuery,
+  options: ExportOptions,
+  encoder: RowEncoder,
+  output: ExportOutput,
+  progress: ExportProgress | undefined,
+): Promise<number> {
+  const batchRows = options.batchRows ?? 256;
+  const threads = options.readerThreads ?? (availableParallelism() >= 2 ? 2 : 0);
+  const format = options.format;
+  const paged = threads > 0 && query.pages !== undefined && format !== 'parquet';
+  // The key of the first page's last row: none when the export is small (or cannot be paged).
+  const first = paged
+    ? store.exports.keyAt(query, null, options.firstPageRows ?? 8_192)
+    : undefined;
+  const start = first && store.exports.keyAt(query, null, 1);
+  if (first === undefined || start === undefined || format === 'parquet') {
+    return pump(store.exports.iterate(query), encoder, output, batchRows, progress);
+  }
+  const readers = startPageReaders({ dbPath: store.path, format, query }, threads);
+  try {
+    const pages = new PageQueue(store, query, readers, first, options.pageRows ?? 2_048);
+    // The readers start on the next pages while this thread exports the first one.
+    for (let i = 0; i < PAGES_AHEAD; i++) pages.askNext();
+    const firstPage = store.exports.iteratePage(query, { lo: start, fromLo: true, hi: first });
+    let rows = await pump(firstPage, encoder, output, batchRows, progress);
+    for (let page = pages.next(); page && !output.gone; page = pages.next()) {
+      const { rows: n, chunks } = await page;
+      await output.write(chunks);
+      rows += n;
+      progress?.update(rows);
+      // Written out already (a file's writes are done when they resolve): their buffers can
+      // be filled again.
+      pages.askNext(output.copies ? chunks.map((c) => c.buffer as ArrayBuffer) : []);
+    }
+    return rows;
+  } finally {
+    await readers.close();
+  }
+}
+
+/** The pages after the first, asked for in order, ahead of the one being written. */
+class PageQueue {
+  readonly #asked: Promise<Page>[] = [];
+  /** Where the next page starts (exclusive); undefined once the last page is asked for. */
+  #lo: ExportKey | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly query: ExportQuery,
+    private readonly readers: PageReaders,
+    firstPageEnd: ExportKey,
+    private readonly pageRows: number,
+  ) {
+    this.#lo = firstPageEnd;
+  }
+
+  /** Asks the readers for the next page, unless the last one is asked for already. */
+  askNext(spare: ArrayBuffer[] = []): void {
+    const lo = this.#lo;
+    if (lo === undefined) return;
+    const hi = this.store.exports.keyAt(this.query, lo, this.pageRows) ?? null;
+    const page = this.readers.read({ lo, hi }, spare);
+    // A page that fails before its turn is reported at its turn, not as an unhandled rejection.
+    page.catch(() => undefined);
+    this.#asked.push(page);
+    this.#lo = hi ?? undefined;
+  }
+
+  /** The next page in order, or undefined after the last. */
+  next(): Promise<Page> | undefined {
+    return this.#asked.shift();
+  }
 }
 
 async function pump(
