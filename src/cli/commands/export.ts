@@ -104,10 +104,6 @@ export function registerExport(program: Command, ctx: CommandContext): void {
         throw new UsageError('--json prints a summary of the export: give --out FILE');
       }
       const format = chooseFormat(flags);
-      // Parquet builds each row group on this thread: sized for memory, V8 keeps its peak under
-      // 200 MB (bin/harvest.js leaves the choice to this command). JSONL and CSV keep the
-      // default: their reader threads, started later, would run with the flag too, much slower.
-      if (format === 'parquet') setFlagsFromString('--optimize-for-size');
       const { openStore } = await import('../../store/index.ts');
       const { runExport } = await import('../../report/export/run-export.ts');
       const { createExportProgress } = await import('../export-progress.ts');
@@ -127,6 +123,10 @@ export function registerExport(program: Command, ctx: CommandContext): void {
             source: flags.source,
             uniqueUrls: flags.uniqueUrls,
             fields: flags.fields,
+            // Parquet: sized for memory, V8 keeps the peak of this thread's heap (the rows as
+            // SQLite hands them over) under 200 MB; bin/harvest.js leaves the choice to this
+            // command. Not for JSONL and CSV: their reader threads would run three times slower.
+            sizeForMemory: () => setFlagsFromString('--optimize-for-size'),
           },
           {
             stdout: process.stdout,

@@ -12,6 +12,7 @@ import { availableParallelism } from 'node:os';
 import {
   buildExportQuery,
   EXPORT_COLUMNS,
+  type ExportColumn,
   type ExportFilter,
   type ExportKey,
   type ExportKind,
@@ -26,7 +27,8 @@ import type { ExportFormat } from './formats.ts';
 import { createJsonlEncoder } from './jsonl.ts';
 import { type ExportOutput, openFileOutput, streamOutput } from './output.ts';
 import { type Page, type PageReaders, startPageReaders } from './page-readers.ts';
-import { createParquetEncoder } from './parquet.ts';
+import { createParquetEncoder, type ParquetEncoder, RowGroupBuilder } from './parquet.ts';
+import { type ParquetThread, startParquetThread } from './parquet-thread.ts';
 import { type RunFilterInput, resolveRunFilter } from './resolve.ts';
 
 export interface ExportOptions extends Omit<RunFilterInput, 'kind'> {
@@ -49,6 +51,18 @@ export interface ExportOptions extends Omit<RunFilterInput, 'kind'> {
    * than this stays on the calling thread. Default 8,192.
    */
   firstPageRows?: number;
+  /**
+   * Parquet row groups encoded on a thread of their own, started once a first row group is
+   * full; default true on a machine with two cores or more.
+   */
+  parquetThread?: boolean;
+  /** Rows of a Parquet row group at most; default 5,000. */
+  rowGroupRows?: number;
+  /**
+   * Called before a Parquet export's rows (once its thread runs, when it has one): the CLI
+   * sizes V8 for memory there, which would slow a thread started after it.
+   */
+  sizeForMemory?: () => void;
   /** Rows of a page a reader thread reads; default 2,048. */
   pageRows?: number;
 }
@@ -74,9 +88,13 @@ export interface ExportSummary {
   truncated: boolean;
 }
 
-function encoderFor(format: ExportFormat, columns: Parameters<typeof createCsvEncoder>[0]) {
+function encoderFor(
+  format: ExportFormat,
+  columns: Parameters<typeof createCsvEncoder>[0],
+  rowGroupRows: number | undefined,
+): RowEncoder | ParquetEncoder {
   if (format === 'csv') return createCsvEncoder(columns);
-  if (format === 'parquet') return createParquetEncoder(columns);
+  if (format === 'parquet') return createParquetEncoder(columns, { rowGroupRows });
   return createJsonlEncoder(columns);
 }
 
@@ -95,7 +113,7 @@ export async function runExport(
   const build = { withoutMedia: !store.exports.hasSavedMedia() };
   const query = buildExportQuery(columns, filter, build);
   const output = options.out === undefined ? streamOutput(io.stdout) : openFileOutput(options.out);
-  const encoder = encoderFor(options.format, columns);
+  const encoder = encoderFor(options.format, columns, options.rowGroupRows);
   let rows = 0;
   try {
     if (io.progress) {
@@ -103,8 +121,21 @@ export async function runExport(
       const counting = buildExportQuery([EXPORT_COLUMNS[kind][0]!], filter, build);
       io.progress.start(store.exports.count(counting));
     }
-    rows = await exportRows(store, query, options, encoder, output, io.progress);
-    if (!output.gone) await output.write(encoder.finish());
+    let finished = false;
+    if (options.format === 'parquet' && 'encodeGroups' in encoder && parquetThread(options)) {
+      ({ rows, finished } = await exportParquet(
+        store.exports.iterate(query),
+        columns,
+        encoder,
+        output,
+        io.progress,
+        options,
+      ));
+    } else {
+      if (options.format === 'parquet') options.sizeForMemory?.();
+      rows = await exportRows(store, query, options, encoder, output, io.progress);
+    }
+    if (!output.gone && !finished) await output.write(encoder.finish());
     await output.commit();
   } catch (error) {
     output.abort();
@@ -164,6 +195,73 @@ async function exportRows(
     await readers.close();
   }
 }
+
+function parquetThread(options: ExportOptions): boolean {
+  return options.parquetThread ?? availableParallelism() >= 2;
+}
+
+/**
+ * Parquet with its row groups encoded on a thread of their own (parquet-thread.ts), started
+ * once a first row group is full; a smaller export is encoded here (`finished` false: the
+ * caller writes the footer).
+ */
+async function exportParquet(
+  source: IterableIterator<ExportRow>,
+  columns: readonly ExportColumn[],
+  encoder: ParquetEncoder,
+  output: ExportOutput,
+  progress: ExportProgress | undefined,
+  { rowGroupRows, sizeForMemory }: Pick<ExportOptions, 'rowGroupRows' | 'sizeForMemory'>,
+): Promise<{ rows: number; finished: boolean }> {
+  const builder = new RowGroupBuilder(columns, { rowGroupRows });
+  let thread: ParquetThread | undefined;
+  const encoded: Promise<Uint8Array[]>[] = [];
+  let rows = 0;
+  let written = 0;
+  const writeNext = async () => {
+    await output.write(await encoded.shift()!);
+    written += GROUP_DONE.shift()!;
+    progress?.update(written);
+  };
+  const GROUP_DONE: number[] = [];
+  try {
+    for (const row of source) {
+      if (!builder.push(row)) continue;
+      rows += builder.rows;
+      GROUP_DONE.push(builder.rows);
+      if (!thread) {
+        thread = startParquetThread(columns);
+        // Only once it runs: a thread started under `sizeForMemory`'s flags would be slower.
+        await thread.online;
+        sizeForMemory?.();
+      }
+      const bytes = thread.write(builder.take());
+      bytes.catch(() => undefined);
+      encoded.push(bytes);
+      if (encoded.length > GROUPS_AHEAD) await writeNext();
+      if (output.gone) return { rows: written, finished: true };
+    }
+    rows += builder.rows;
+    if (!thread) {
+      await output.write(encoder.encodeGroups([builder.take()]));
+      progress?.update(rows);
+      return { rows, finished: false };
+    }
+    if (builder.rows > 0) {
+      GROUP_DONE.push(builder.rows);
+      encoded.push(thread.write(builder.take()));
+    }
+    while (encoded.length > 0 && !output.gone) await writeNext();
+    if (!output.gone) await output.write(await thread.finish());
+    return { rows, finished: true };
+  } finally {
+    source.return?.();
+    await thread?.close();
+  }
+}
+
+/** Row groups handed to the Parquet thread before the one being written is back. */
+const GROUPS_AHEAD = 2;
 
 /** The pages after the first, asked for in order, ahead of the one being written. */
 class PageQueue {

@@ -271,4 +271,21 @@ describe('reader threads', () => {
     // Only the first page of each export is read on this thread.
     expect(pagesRead).toBe(cases.length);
   }, 60_000);
+
+  it('encode Parquet row groups on a thread of their own into the same file', async () => {
+    const store = seededLarge();
+    const dir = stores.dir();
+    const files: Buffer[] = [];
+    for (const parquetThread of [false, true]) {
+      const out = path.join(dir, `${parquetThread}.parquet`);
+      const summary = await runExport(
+        store,
+        { format: 'parquet', out, parquetThread, rowGroupRows: 10 },
+        { stdout: sink() },
+      );
+      expect(summary.rows).toBe(2 * 7 * 9);
+      files.push(fs.readFileSync(out));
+    }
+    expect(files[1]!.equals(files[0]!)).toBe(true);
+  }, 30_000);
 });
