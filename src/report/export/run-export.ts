@@ -218,17 +218,18 @@ async function exportParquet(
   const encoded: Promise<Uint8Array[]>[] = [];
   let rows = 0;
   let written = 0;
+  /** Rows of each row group handed over and not written yet. */
+  const groupRows: number[] = [];
   const writeNext = async () => {
     await output.write(await encoded.shift()!);
-    written += GROUP_DONE.shift()!;
+    written += groupRows.shift()!;
     progress?.update(written);
   };
-  const GROUP_DONE: number[] = [];
   try {
     for (const row of source) {
       if (!builder.push(row)) continue;
       rows += builder.rows;
-      GROUP_DONE.push(builder.rows);
+      groupRows.push(builder.rows);
       if (!thread) {
         thread = startParquetThread(columns);
         // Only once it runs: a thread started under `sizeForMemory`'s flags would be slower.
@@ -248,7 +249,7 @@ async function exportParquet(
       return { rows, finished: false };
     }
     if (builder.rows > 0) {
-      GROUP_DONE.push(builder.rows);
+      groupRows.push(builder.rows);
       encoded.push(thread.write(builder.take()));
     }
     while (encoded.length > 0 && !output.gone) await writeNext();
