@@ -7,7 +7,7 @@
  * in (run, task) order. Open a store of its own for an export: nothing else may run on the
  * connection while the iterator is open.
  */
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import type { ResultSource } from './events.ts';
 import type { ColumnJoin, ExportColumn, ExportKind } from './export-columns.ts';
 
@@ -45,6 +45,8 @@ export interface ExportQuery {
   columns: readonly ExportColumn[];
   sql: string;
   params: Record<string, string | number>;
+  /** The same rows in pages, when the export can be read so. */
+  pages?: ExportPages;
 }
 
 const RESULT_JOINS: Record<ColumnJoin, string> = {
@@ -85,12 +87,30 @@ function joinsOf(columns: readonly ExportColumn[], extra: readonly ColumnJoin[])
   return JOIN_ORDER.filter((j) => wanted.has(j));
 }
 
-function resultsQuery(columns: readonly ExportColumn[], f: ExportFilter): string {
+/** The order of results: also their key (the table's primary key). */
+const RESULT_KEY = ['r.run_id', 'r.task_key', 'r.source', 'r.position'] as const;
+
+/** What a results SELECT reads besides the filter: its select list, more conditions, a tail. */
+interface ResultsShape {
+  select: string;
+  /** Conditions on the key: the only ones the rows are looked up by (see `keyRange`). */
+  where?: readonly string[];
+  tail?: string;
+}
+
+function resultsQuery(
+  columns: readonly ExportColumn[],
+  f: ExportFilter,
+  shape?: ResultsShape,
+): string {
   const sinceRun = f.newSince;
-  const where: string[] = [];
+  const where: string[] = [...(shape?.where ?? [])];
   const extraJoins: ColumnJoin[] = [];
-  if (f.runId !== undefined) where.push('r.run_id = @runId');
-  if (f.pipelineName !== undefined) where.push(`r.run_id IN ${RUNS_OF_PIPELINE}`);
+  // With conditions on the key, those alone choose the rows to look at (`+` keeps SQLite from
+  // looking rows up by run instead, which would read every page from the run's first row on).
+  const runId = shape?.where?.length ? '+r.run_id' : 'r.run_id';
+  if (f.runId !== undefined) where.push(`${runId} = @runId`);
+  if (f.pipelineName !== undefined) where.push(`${runId} IN ${RUNS_OF_PIPELINE}`);
   if (f.sinceMs !== undefined) where.push('r.fetched_at >= @sinceMs');
   if (f.source !== undefined) where.push('r.source = @source');
   if (sinceRun) {
@@ -105,9 +125,11 @@ function resultsQuery(columns: readonly ExportColumn[], f: ExportFilter): string
     .map((j) => RESULT_JOINS[j])
     .join('\n');
   const whereSql = where.length > 0 ? `WHERE ${where.join('\n  AND ')}` : '';
-  const order = 'r.run_id, r.task_key, r.source, r.position';
+  const order = RESULT_KEY.join(', ');
   if (!f.uniqueUrls) {
-    return `SELECT ${selectList(columns)}\nFROM results r\n${joins}\n${whereSql}\nORDER BY ${order}`;
+    const select = shape?.select ?? selectList(columns);
+    const tail = shape?.tail === undefined ? '' : `\n${shape.tail}`;
+    return `SELECT ${select}\nFROM results r\n${joins}\n${whereSql}\nORDER BY ${order}${tail}`;
   }
   // One row per URL, the first seen: rank the rows of a URL by when their slot was first filled.
   const filterJoins = joinsOf([], extraJoins)
@@ -141,6 +163,58 @@ function tasksQuery(columns: readonly ExportColumn[], f: ExportFilter): string {
   return `SELECT ${selectList(columns)}\nFROM tasks t
 LEFT JOIN runs ru ON ru.id = t.run_id LEFT JOIN pipelines p ON p.id = ru.pipeline_id
 ${whereSql}\nORDER BY t.run_id, t.task_key`;
+}
+
+/**
+ * An export read in pages, in order: each page is the rows between two keys of the rows' order
+ * (a unique key), so pages can be read on other connections, each by whoever is free, and
+ * written in order. Bounds are found with `keyAt` on one connection; every row that was there
+ * when its bound was found is in exactly one page, whatever is written meanwhile. Bind the
+ * export's `params`, and the bounds as `lo<i>` (exclusive) and `hi<i>` (inclusive).
+ */
+export interface ExportPages {
+  /** The rows from the key `lo` up to the key `hi`, both included. */
+  from: string;
+  /** The rows past the key `lo` up to the key `hi`. */
+  between: string;
+  /** The rows past the key `lo`. */
+  past: string;
+  /** The key of the `@nth` row (from 1). */
+  keyFromStart: string;
+  /** The key of the `@nth` row past the key `lo`. */
+  keyPast: string;
+}
+
+/** A row's order key. */
+export type ExportKey = (string | number)[];
+
+/**
+ * A page: the rows past `lo` (from `lo` on when `fromLo`) up to `hi` included (to the end when
+ * null).
+ */
+export interface PageBounds {
+  lo: ExportKey;
+  fromLo?: boolean;
+  hi: ExportKey | null;
+}
+
+/** Results, in pages; undefined for exports that cannot be paged (`uniqueUrls`, calls, tasks). */
+function resultPages(columns: readonly ExportColumn[], f: ExportFilter): ExportPages | undefined {
+  if (f.kind !== 'results' || f.uniqueUrls) return undefined;
+  const key = `(${RESULT_KEY.join(', ')})`;
+  const bound = (name: string) => `(${RESULT_KEY.map((_, i) => `@${name}${i}`).join(', ')})`;
+  const past = `${key} > ${bound('lo')}`;
+  const upTo = `${key} <= ${bound('hi')}`;
+  const select = selectList(columns);
+  const keySelect = RESULT_KEY.join(', ');
+  const nth = 'LIMIT 1 OFFSET @nth - 1';
+  return {
+    from: resultsQuery(columns, f, { select, where: [`${key} >= ${bound('lo')}`, upTo] }),
+    between: resultsQuery(columns, f, { select, where: [past, upTo] }),
+    past: resultsQuery(columns, f, { select, where: [past] }),
+    keyFromStart: resultsQuery([], f, { select: keySelect, tail: nth }),
+    keyPast: resultsQuery([], f, { select: keySelect, where: [past], tail: nth }),
+  };
 }
 
 export interface BuildOptions {
@@ -178,7 +252,7 @@ export function buildExportQuery(
       : filter.kind === 'calls'
         ? callsQuery(columns, filter)
         : tasksQuery(columns, filter);
-  return { columns: chosen, sql, params };
+  return { columns: chosen, sql, params, pages: resultPages(columns, filter) };
 }
 
 /** A row of an export: one value per column, in column order. */
@@ -191,12 +265,60 @@ export interface ExportReader {
   count(query: ExportQuery): number;
   /** Whether any media file is saved yet (the media columns are all empty otherwise). */
   hasSavedMedia(): boolean;
+  /** Streams the rows of one page of `query` (raw arrays); needs `query.pages`. */
+  iteratePage(query: ExportQuery, bounds: PageBounds): IterableIterator<ExportRow>;
+  /**
+   * The key of the `nth` row (from 1) past `lo` (from the start when null), or undefined when
+   * there are fewer rows. Needs `query.pages`.
+   */
+  keyAt(query: ExportQuery, lo: ExportKey | null, nth: number): ExportKey | undefined;
+}
+
+function pagesOf(query: ExportQuery): ExportPages {
+  if (!query.pages) throw new Error('this export cannot be read in pages');
+  return query.pages;
+}
+
+function bind(
+  query: ExportQuery,
+  bounds: Record<string, ExportKey | null>,
+  extra: Record<string, number> = {},
+): Record<string, string | number> {
+  const bound: Record<string, string | number> = { ...query.params, ...extra };
+  for (const [name, key] of Object.entries(bounds)) {
+    if (key !== null) for (let i = 0; i < key.length; i++) bound[`${name}${i}`] = key[i]!;
+  }
+  return bound;
+}
+
+function pageSql(pages: ExportPages, { fromLo, hi }: PageBounds): string {
+  if (hi === null) {
+    if (fromLo) throw new Error('a page from a key has an end');
+    return pages.past;
+  }
+  return fromLo ? pages.from : pages.between;
 }
 
 /** Page cache of an export's connection, in KiB. */
 export const SCAN_CACHE_KIB = 16 * 1024;
+/**
+ * Page cache of a connection that reads pages of an export beside others (`iteratePage`), in
+ * KiB: each reader thread has one, and past a few MB it buys little (the rows are read once;
+ * the seen_urls lookups of a large export miss a larger cache about as often).
+ */
+export const PAGE_CACHE_KIB = 4 * 1024;
 
 export function createExportReader(db: Database): ExportReader {
+  // Pages run the same few statements over and over: each is prepared once.
+  const prepared = new Map<string, Statement<Record<string, string | number>, unknown[]>>();
+  const statement = (sql: string) => {
+    let stmt = prepared.get(sql);
+    if (!stmt) {
+      stmt = db.prepare<Record<string, string | number>, unknown[]>(sql).raw(true);
+      prepared.set(sql, stmt);
+    }
+    return stmt;
+  };
   const savedMedia = db
     .prepare<[], number>("SELECT EXISTS (SELECT 1 FROM media WHERE status = 'saved')")
     .pluck();
@@ -210,6 +332,18 @@ export function createExportReader(db: Database): ExportReader {
         .iterate(query.params);
     },
     hasSavedMedia: () => savedMedia.get() === 1,
+    iteratePage(query, bounds) {
+      const sql = pageSql(pagesOf(query), bounds);
+      db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
+      return statement(sql).iterate(
+        bind(query, { lo: bounds.lo, hi: bounds.hi }),
+      ) as IterableIterator<ExportRow>;
+    },
+    keyAt(query, lo, nth) {
+      const pages = pagesOf(query);
+      const sql = lo === null ? pages.keyFromStart : pages.keyPast;
+      return statement(sql).get(bind(query, { lo }, { nth })) as ExportKey | undefined;
+    },
     count(query) {
       const n = db
         .prepare<Record<string, string | number>, number>(`SELECT COUNT(*) FROM (${query.sql})`)

@@ -18,9 +18,12 @@ export * from './events.ts';
 export type {
   BuildOptions,
   ExportFilter,
+  ExportKey,
+  ExportPages,
   ExportQuery,
   ExportReader,
   ExportRow,
+  PageBounds,
   SinceRun,
 } from './export.ts';
 export { buildExportQuery, SCAN_CACHE_KIB } from './export.ts';

@@ -10,7 +10,7 @@
  */
 import Papa from 'papaparse';
 import type { ExportColumn } from '../../store/index.ts';
-import { compileLineEncoder, type RowEncoder } from './encoder.ts';
+import { compileLineEncoder, type EncodeRows, type RowEncoder } from './encoder.ts';
 
 const OPTIONS = { newline: '\r\n', quotes: false, header: false } as const;
 
@@ -38,13 +38,18 @@ function cellExpression(column: ExportColumn, i: number, v: string): string {
   }
 }
 
-export function createCsvEncoder(columns: readonly ExportColumn[]): RowEncoder {
-  const encodeRows = compileLineEncoder(columns, {
+/** The lines of rows, without the header. */
+export function csvLines(columns: readonly ExportColumn[]): EncodeRows {
+  return compileLineEncoder(columns, {
     cell: (column, i) => `${i === 0 ? '' : "',' + "}${cellExpression(column, i, `r[${i}]`)}`,
     timestampStart: '',
     lineEnd: '\r\n',
     helpers: { field: csvField },
   });
+}
+
+export function createCsvEncoder(columns: readonly ExportColumn[]): RowEncoder {
+  const encodeRows = csvLines(columns);
   let header = `${Papa.unparse([columns.map((c) => c.name)], OPTIONS)}\r\n`;
   return {
     encode(rows) {

@@ -7,7 +7,7 @@
  * each column's key as a literal.
  */
 import type { ExportColumn, ExportRow } from '../../store/index.ts';
-import { compileLineEncoder, type RowEncoder } from './encoder.ts';
+import { compileLineEncoder, type EncodeRows, type RowEncoder } from './encoder.ts';
 
 /** The JavaScript expression writing the cell `v` (never undefined) of a column. */
 function cellExpression(column: ExportColumn, i: number, v: string): string {
@@ -25,14 +25,18 @@ function cellExpression(column: ExportColumn, i: number, v: string): string {
 }
 
 export function createJsonlEncoder(columns: readonly ExportColumn[]): RowEncoder {
-  const encode = compileLineEncoder(columns, {
+  return { encode: jsonlLines(columns), finish: () => '' };
+}
+
+/** The lines of rows. */
+export function jsonlLines(columns: readonly ExportColumn[]): EncodeRows {
+  return compileLineEncoder(columns, {
     // The key, with the punctuation before it, as a JavaScript string literal.
     cell: (column, i) =>
       `${JSON.stringify(`${i === 0 ? '{' : ','}${JSON.stringify(column.name)}:`)} + ${cellExpression(column, i, `r[${i}]`)}`,
     timestampStart: 'null',
     lineEnd: '}\n',
   });
-  return { encode, finish: () => '' };
 }
 
 /** Exposed for tests: the line of one row. */

@@ -105,22 +105,43 @@ class Utf8Column {
    * dictionary, no index), so they must not be kept past it.
    */
   drain(): (Uint8Array | null)[] {
-    const { bytes, ends } = this;
-    const out = new Array<Uint8Array | null>(ends.length);
-    let at = 0;
-    for (let i = 0; i < ends.length; i++) {
-      const end = ends[i]!;
-      if (end < 0) {
-        out[i] = null;
-        continue;
-      }
-      out[i] = bytes.subarray(at, end);
-      at = end;
-    }
+    const values = byteValues(this.bytes, this.ends);
     this.size = 0;
     this.ends = [];
-    return out;
+    return values;
   }
+
+  /** The values as bytes of their own (to hand to another thread), and their ends. */
+  take(): BytesData {
+    const data: BytesData = {
+      bytes: new Uint8Array(this.bytes.subarray(0, this.size)),
+      ends: Int32Array.from(this.ends),
+    };
+    this.size = 0;
+    this.ends = [];
+    return data;
+  }
+}
+
+/** A byte column's values: their UTF-8 bytes end to end, and where each ends (-1: null). */
+export interface BytesData {
+  bytes: Uint8Array;
+  ends: Int32Array | number[];
+}
+
+function byteValues(bytes: Uint8Array, ends: Int32Array | number[]): (Uint8Array | null)[] {
+  const out = new Array<Uint8Array | null>(ends.length);
+  let at = 0;
+  for (let i = 0; i < ends.length; i++) {
+    const end = ends[i]!;
+    if (end < 0) {
+      out[i] = null;
+      continue;
+    }
+    out[i] = bytes.subarray(at, end);
+    at = end;
+  }
+  return out;
 }
 
 /** Integers and timestamps; repeating strings (a value equal to the one before is that one). */
@@ -140,17 +161,25 @@ class ValueColumn {
   }
 
   drain(): unknown[] {
+    return this.int64 ? toInt64(this.take()) : this.take();
+  }
+
+  /** The values as they came (numbers stay numbers). */
+  take(): Cell[] {
     const values = this.values;
     this.values = [];
     this.last = null;
-    if (!this.int64) return values;
-    const out = new Array<bigint | null>(values.length);
-    for (let i = 0; i < values.length; i++) {
-      const v = values[i];
-      out[i] = v === null || v === undefined ? null : BigInt(v);
-    }
-    return out;
+    return values;
   }
+}
+
+function toInt64(values: readonly Cell[]): (bigint | null)[] {
+  const out = new Array<bigint | null>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    out[i] = v === null || v === undefined ? null : BigInt(v);
+  }
+  return out;
 }
 
 /**
@@ -176,12 +205,71 @@ function columnSource(column: ExportColumn, data: unknown[]): ColumnSource {
   };
 }
 
+/** A row group's values, column by column, as plain data another thread can send. */
+export interface RowGroupData {
+  rows: number;
+  columns: (BytesData | Cell[])[];
+}
+
+/**
+ * Rows into row groups: each ends at `rowGroupRows` rows, or early once its text passes
+ * `rowGroupBytes`. It needs no writer, so it also runs on a reader thread.
+ */
+export class RowGroupBuilder {
+  readonly #pending: (Utf8Column | ValueColumn)[];
+  readonly #bytesColumns: Utf8Column[];
+  readonly #width: number;
+  readonly #maxRows: number;
+  readonly #maxBytes: number;
+  #rows = 0;
+
+  constructor(columns: readonly ExportColumn[], options: ParquetOptions = {}) {
+    this.#pending = columns.map(pendingColumn);
+    this.#bytesColumns = this.#pending.filter((c) => c instanceof Utf8Column);
+    this.#width = columns.length;
+    this.#maxRows = options.rowGroupRows ?? 5_000;
+    this.#maxBytes = options.rowGroupBytes ?? 2 * 1024 * 1024;
+  }
+
+  get rows(): number {
+    return this.#rows;
+  }
+
+  /** Adds a row; true when the row group is full. */
+  push(row: readonly Cell[]): boolean {
+    const pending = this.#pending;
+    for (let j = 0; j < this.#width; j++) pending[j]!.push(row[j]);
+    this.#rows++;
+    if (this.#rows >= this.#maxRows) return true;
+    let n = 0;
+    for (const c of this.#bytesColumns) n += c.byteLength;
+    return n >= this.#maxBytes;
+  }
+
+  /** The pending row group, for `write` on this thread; its byte values are views, see drain. */
+  drain(): { rows: number; columnData: unknown[][] } {
+    const rows = this.#rows;
+    this.#rows = 0;
+    return { rows, columnData: this.#pending.map((c) => c.drain()) };
+  }
+
+  /** The pending row group as data of its own, to hand to another thread. */
+  take(): RowGroupData {
+    const rows = this.#rows;
+    this.#rows = 0;
+    return { rows, columns: this.#pending.map((c) => c.take()) };
+  }
+}
+
+/** A Parquet encoder that also takes row groups built elsewhere (`RowGroupBuilder.take`). */
+export interface ParquetEncoder extends RowEncoder {
+  encodeGroups(groups: readonly RowGroupData[]): Uint8Array[];
+}
+
 export function createParquetEncoder(
   columns: readonly ExportColumn[],
   options: ParquetOptions = {},
-): RowEncoder {
-  const maxRows = options.rowGroupRows ?? 5_000;
-  const maxBytes = options.rowGroupBytes ?? 2 * 1024 * 1024;
+): ParquetEncoder {
   const bytes = new ByteWriter(1 << 20);
   const root: SchemaElement = { name: 'root', num_children: columns.length };
   const fileSchema = [root, ...columns.map(schemaElement)];
@@ -195,17 +283,9 @@ export function createParquetEncoder(
     schema: writeSchema,
     createdBy: 'harvest (hyparquet-writer)',
   });
-  const width = columns.length;
   // The pending row group, column by column: a row's array is dropped as soon as it is read.
-  const pending = columns.map(pendingColumn);
-  const bytesColumns = pending.filter((c) => c instanceof Utf8Column);
-  let pendingRows = 0;
-
-  function pendingBytes(): number {
-    let n = 0;
-    for (const c of bytesColumns) n += c.byteLength;
-    return n;
-  }
+  const builder = new RowGroupBuilder(columns, options);
+  const int64 = columns.map((c) => c.type === 'integer' || c.type === 'timestamp');
 
   /** What the writer produced since the last call, copied out; the buffer is reused. */
   function take(): Uint8Array[] {
@@ -215,26 +295,39 @@ export function createParquetEncoder(
     return [out];
   }
 
-  function writeGroup(): void {
-    if (pendingRows === 0) return;
-    const rowGroupSize = pendingRows;
-    pendingRows = 0;
-    const columnData = columns.map((c, j) => columnSource(c, pending[j]!.drain()));
+  function write(rowGroupSize: number, data: readonly unknown[][]): void {
+    if (rowGroupSize === 0) return;
+    const columnData = columns.map((c, j) => columnSource(c, data[j]!));
     writer.write({ columnData, rowGroupSize });
+  }
+
+  function writeGroup(): void {
+    const { rows, columnData } = builder.drain();
+    write(rows, columnData);
   }
 
   return {
     encode(rows) {
       const out: Uint8Array[] = [];
       for (const row of rows) {
-        for (let j = 0; j < width; j++) pending[j]!.push(row[j]);
-        pendingRows++;
-        if (pendingRows >= maxRows || pendingBytes() >= maxBytes) {
+        if (builder.push(row)) {
           writeGroup();
           out.push(...take());
         }
       }
       return out.length > 0 ? out : take();
+    },
+    encodeGroups(groups) {
+      // Rows this encoder was given itself come first.
+      writeGroup();
+      for (const group of groups) {
+        const data = group.columns.map((c, j) => {
+          if (!Array.isArray(c)) return byteValues(c.bytes, c.ends);
+          return int64[j] ? toInt64(c) : c;
+        });
+        write(group.rows, data);
+      }
+      return take();
     },
     finish() {
       writeGroup();

@@ -3,12 +3,20 @@
  * input, exit 2), opens the output (an unwritable path fails before any work), then streams the
  * rows from SQLite through the format's encoder in small batches. Memory holds one batch (one
  * row group for Parquet), whatever the number of rows.
+ *
+ * A large JSONL or CSV export of results is read in pages by reader threads (page-readers.ts),
+ * two cores' worth: this thread exports the first rows itself while they start, then writes
+ * their pages in order, asking for the next page as each one is written, a few pages ahead.
  */
+import { availableParallelism } from 'node:os';
 import {
   buildExportQuery,
   EXPORT_COLUMNS,
+  type ExportColumn,
   type ExportFilter,
+  type ExportKey,
   type ExportKind,
+  type ExportQuery,
   type ExportRow,
   type Store,
 } from '../../store/index.ts';
@@ -18,7 +26,9 @@ import { resolveFields } from './fields.ts';
 import type { ExportFormat } from './formats.ts';
 import { createJsonlEncoder } from './jsonl.ts';
 import { type ExportOutput, openFileOutput, streamOutput } from './output.ts';
-import { createParquetEncoder } from './parquet.ts';
+import { type Page, type PageReaders, startPageReaders } from './page-readers.ts';
+import { createParquetEncoder, type ParquetEncoder, RowGroupBuilder } from './parquet.ts';
+import { type ParquetThread, startParquetThread } from './parquet-thread.ts';
 import { type RunFilterInput, resolveRunFilter } from './resolve.ts';
 
 export interface ExportOptions extends Omit<RunFilterInput, 'kind'> {
@@ -31,7 +41,34 @@ export interface ExportOptions extends Omit<RunFilterInput, 'kind'> {
   fields?: readonly string[];
   /** Rows per batch handed to the encoder; default 256. */
   batchRows?: number;
+  /**
+   * Reader threads for a large JSONL or CSV export of results; default 2 when the machine has
+   * two cores or more, else 0 (every row read and encoded on the calling thread).
+   */
+  readerThreads?: number;
+  /**
+   * Rows exported on the calling thread while reader threads start; an export with no more rows
+   * than this stays on the calling thread. Default 8,192.
+   */
+  firstPageRows?: number;
+  /**
+   * Parquet row groups encoded on a thread of their own, started once a first row group is
+   * full; default true on a machine with two cores or more.
+   */
+  parquetThread?: boolean;
+  /** Rows of a Parquet row group at most; default 5,000. */
+  rowGroupRows?: number;
+  /**
+   * Called before a Parquet export's rows (once its thread runs, when it has one): the CLI
+   * sizes V8 for memory there, which would slow a thread started after it.
+   */
+  sizeForMemory?: () => void;
+  /** Rows of a page a reader thread reads; default 2,048. */
+  pageRows?: number;
 }
+
+/** Pages asked for before the one being written is done: enough to keep every reader busy. */
+const PAGES_AHEAD = 4;
 
 export interface ExportProgress {
   /** Called once before the first row with the number of rows to come. */
@@ -51,9 +88,13 @@ export interface ExportSummary {
   truncated: boolean;
 }
 
-function encoderFor(format: ExportFormat, columns: Parameters<typeof createCsvEncoder>[0]) {
+function encoderFor(
+  format: ExportFormat,
+  columns: Parameters<typeof createCsvEncoder>[0],
+  rowGroupRows: number | undefined,
+): RowEncoder | ParquetEncoder {
   if (format === 'csv') return createCsvEncoder(columns);
-  if (format === 'parquet') return createParquetEncoder(columns);
+  if (format === 'parquet') return createParquetEncoder(columns, { rowGroupRows });
   return createJsonlEncoder(columns);
 }
 
@@ -72,7 +113,7 @@ export async function runExport(
   const build = { withoutMedia: !store.exports.hasSavedMedia() };
   const query = buildExportQuery(columns, filter, build);
   const output = options.out === undefined ? streamOutput(io.stdout) : openFileOutput(options.out);
-  const encoder = encoderFor(options.format, columns);
+  const encoder = encoderFor(options.format, columns, options.rowGroupRows);
   let rows = 0;
   try {
     if (io.progress) {
@@ -80,14 +121,21 @@ export async function runExport(
       const counting = buildExportQuery([EXPORT_COLUMNS[kind][0]!], filter, build);
       io.progress.start(store.exports.count(counting));
     }
-    rows = await pump(
-      store.exports.iterate(query),
-      encoder,
-      output,
-      options.batchRows ?? 256,
-      io.progress,
-    );
-    if (!output.gone) await output.write(encoder.finish());
+    let finished = false;
+    if (options.format === 'parquet' && 'encodeGroups' in encoder && parquetThread(options)) {
+      ({ rows, finished } = await exportParquet(
+        store.exports.iterate(query),
+        columns,
+        encoder,
+        output,
+        io.progress,
+        options,
+      ));
+    } else {
+      if (options.format === 'parquet') options.sizeForMemory?.();
+      rows = await exportRows(store, query, options, encoder, output, io.progress);
+    }
+    if (!output.gone && !finished) await output.write(encoder.finish());
     await output.commit();
   } catch (error) {
     output.abort();
@@ -103,6 +151,151 @@ export async function runExport(
     out: options.out ?? null,
     truncated: output.gone,
   };
+}
+
+/** Streams the rows of `query` through `encoder` to `output`; returns how many were written. */
+async function exportRows(
+  store: Store,
+  query: ExportQuery,
+  options: ExportOptions,
+  encoder: RowEncoder,
+  output: ExportOutput,
+  progress: ExportProgress | undefined,
+): Promise<number> {
+  const batchRows = options.batchRows ?? 256;
+  const threads = options.readerThreads ?? (availableParallelism() >= 2 ? 2 : 0);
+  const format = options.format;
+  const paged = threads > 0 && query.pages !== undefined && format !== 'parquet';
+  // The key of the first page's last row: none when the export is small (or cannot be paged).
+  const first = paged
+    ? store.exports.keyAt(query, null, options.firstPageRows ?? 8_192)
+    : undefined;
+  const start = first && store.exports.keyAt(query, null, 1);
+  if (first === undefined || start === undefined || format === 'parquet') {
+    return pump(store.exports.iterate(query), encoder, output, batchRows, progress);
+  }
+  const readers = startPageReaders({ dbPath: store.path, format, query }, threads);
+  try {
+    const pages = new PageQueue(store, query, readers, first, options.pageRows ?? 2_048);
+    // The readers start on the next pages while this thread exports the first one.
+    for (let i = 0; i < PAGES_AHEAD; i++) pages.askNext();
+    const firstPage = store.exports.iteratePage(query, { lo: start, fromLo: true, hi: first });
+    let rows = await pump(firstPage, encoder, output, batchRows, progress);
+    for (let page = pages.next(); page && !output.gone; page = pages.next()) {
+      const { rows: n, chunks } = await page;
+      await output.write(chunks);
+      rows += n;
+      progress?.update(rows);
+      // Written out already (a file's writes are done when they resolve): their buffers can
+      // be filled again.
+      pages.askNext(output.copies ? chunks.map((c) => c.buffer as ArrayBuffer) : []);
+    }
+    return rows;
+  } finally {
+    await readers.close();
+  }
+}
+
+function parquetThread(options: ExportOptions): boolean {
+  return options.parquetThread ?? availableParallelism() >= 2;
+}
+
+/**
+ * Parquet with its row groups encoded on a thread of their own (parquet-thread.ts), started
+ * once a first row group is full; a smaller export is encoded here (`finished` false: the
+ * caller writes the footer).
+ */
+async function exportParquet(
+  source: IterableIterator<ExportRow>,
+  columns: readonly ExportColumn[],
+  encoder: ParquetEncoder,
+  output: ExportOutput,
+  progress: ExportProgress | undefined,
+  { rowGroupRows, sizeForMemory }: Pick<ExportOptions, 'rowGroupRows' | 'sizeForMemory'>,
+): Promise<{ rows: number; finished: boolean }> {
+  const builder = new RowGroupBuilder(columns, { rowGroupRows });
+  let thread: ParquetThread | undefined;
+  const encoded: Promise<Uint8Array[]>[] = [];
+  let rows = 0;
+  let written = 0;
+  /** Rows of each row group handed over and not written yet. */
+  const groupRows: number[] = [];
+  const writeNext = async () => {
+    await output.write(await encoded.shift()!);
+    written += groupRows.shift()!;
+    progress?.update(written);
+  };
+  try {
+    for (const row of source) {
+      if (!builder.push(row)) continue;
+      rows += builder.rows;
+      groupRows.push(builder.rows);
+      if (!thread) {
+        thread = startParquetThread(columns);
+        // Only once it runs: a thread started under `sizeForMemory`'s flags would be slower.
+        await thread.online;
+        sizeForMemory?.();
+      }
+      const bytes = thread.write(builder.take());
+      bytes.catch(() => undefined);
+      encoded.push(bytes);
+      if (encoded.length > GROUPS_AHEAD) await writeNext();
+      if (output.gone) return { rows: written, finished: true };
+    }
+    rows += builder.rows;
+    if (!thread) {
+      await output.write(encoder.encodeGroups([builder.take()]));
+      progress?.update(rows);
+      return { rows, finished: false };
+    }
+    if (builder.rows > 0) {
+      groupRows.push(builder.rows);
+      encoded.push(thread.write(builder.take()));
+    }
+    while (encoded.length > 0 && !output.gone) await writeNext();
+    if (!output.gone) await output.write(await thread.finish());
+    return { rows, finished: true };
+  } finally {
+    source.return?.();
+    await thread?.close();
+  }
+}
+
+/** Row groups handed to the Parquet thread before the one being written is back. */
+const GROUPS_AHEAD = 2;
+
+/** The pages after the first, asked for in order, ahead of the one being written. */
+class PageQueue {
+  readonly #asked: Promise<Page>[] = [];
+  /** Where the next page starts (exclusive); undefined once the last page is asked for. */
+  #lo: ExportKey | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly query: ExportQuery,
+    private readonly readers: PageReaders,
+    firstPageEnd: ExportKey,
+    private readonly pageRows: number,
+  ) {
+    this.#lo = firstPageEnd;
+  }
+
+  /** Asks the readers for the next page, unless the last one is asked for already. */
+  askNext(spare: ArrayBuffer[] = []): void {
+    const lo = this.#lo;
+    if (lo === undefined) return;
+    const hi = this.store.exports.keyAt(this.query, lo, this.pageRows) ?? null;
+    const page = this.readers.read({ lo, hi }, spare);
+    // A page that fails before its turn is reported at its turn, not as an unhandled rejection.
+    page.catch(() => undefined);
+    this.#asked.push(page);
+    this.#lo = hi ?? undefined;
+  }
+
+  /** The next page in order, or undefined after the last. */
+  next(): Promise<Page> | undefined {
+    return this.#asked.shift();
+  }
 }
 
 async function pump(

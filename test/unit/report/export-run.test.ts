@@ -193,3 +193,99 @@ describe('--since', () => {
     expect(() => parseSince('2025-02-30')).toThrow();
   });
 });
+
+describe('reader threads', () => {
+  const stores = useTempStores();
+
+  /** Two runs of 7 tasks, 9 results each (web and news), with text that needs escaping. */
+  function seededLarge(): Store {
+    const store = stores.open({ now: () => T0 });
+    for (const runId of ['run-a', 'run-b']) {
+      const { keys } = seedRun(store, { runId, pipeline: 'news-watch', taskCount: 7 });
+      for (const [t, key] of keys.entries()) {
+        const web = Array.from({ length: 6 }, (_, i) =>
+          webItem(runId === 'run-a' ? t * 10 + i : t * 10 + i + 3, {
+            title: `Page "${i}", line\nbreak, café ${'€'.repeat(i)}`,
+          }),
+        );
+        const news = Array.from({ length: 3 }, (_, i) => ({
+          ...webItem(100 + t * 10 + i),
+          snippet: ` news ${i} `,
+          date: '2 days ago',
+        }));
+        const newsEvent = resultsEvent(runId, key, []);
+        newsEvent.items = news.map((item, position) => ({ source: 'news', position, item }));
+        store.applyEvents([resultsEvent(runId, key, web), newsEvent]);
+      }
+    }
+    return store;
+  }
+
+  it('write the same bytes as one thread, in order, whatever the filter', async () => {
+    const store = seededLarge();
+    let pagesRead = 0;
+    const counting: Store = {
+      ...store,
+      exports: {
+        ...store.exports,
+        iteratePage(query, bounds) {
+          pagesRead++;
+          return store.exports.iteratePage(query, bounds);
+        },
+      },
+    };
+    const dir = stores.dir();
+    // Each export starts its own reader threads (about a second each from the sources).
+    const cases: Partial<ExportOptions>[] = [
+      { format: 'jsonl' },
+      { format: 'csv' },
+      { format: 'jsonl', runId: 'run-b' },
+      { format: 'jsonl', pipelineName: 'news-watch', source: 'news' },
+      { format: 'jsonl', onlyNew: true },
+      { format: 'csv', fields: ['url', 'position', 'fetched_at', 'first_seen_at'] },
+    ];
+    for (const [i, options] of cases.entries()) {
+      const one = path.join(dir, `one-${i}`);
+      const paged = path.join(dir, `paged-${i}`);
+      const a = await runExport(
+        store,
+        { format: 'jsonl', ...options, out: one, readerThreads: 0 },
+        { stdout: sink() },
+      );
+      const b = await runExport(
+        counting,
+        {
+          format: 'jsonl',
+          ...options,
+          out: paged,
+          readerThreads: 2,
+          firstPageRows: 7,
+          pageRows: 5,
+        },
+        { stdout: sink() },
+      );
+      expect(b.rows).toBe(a.rows);
+      expect(a.rows, JSON.stringify(options)).toBeGreaterThan(7);
+      expect(fs.readFileSync(paged, 'utf8')).toBe(fs.readFileSync(one, 'utf8'));
+    }
+    // Only the first page of each export is read on this thread.
+    expect(pagesRead).toBe(cases.length);
+  }, 60_000);
+
+  it('encode Parquet row groups on a thread of their own into the same file', async () => {
+    const store = seededLarge();
+    const dir = stores.dir();
+    const files: Buffer[] = [];
+    for (const parquetThread of [false, true]) {
+      const out = path.join(dir, `${parquetThread}.parquet`);
+      const summary = await runExport(
+        store,
+        { format: 'parquet', out, parquetThread, rowGroupRows: 10 },
+        { stdout: sink() },
+      );
+      expect(summary.rows).toBe(2 * 7 * 9);
+      files.push(fs.readFileSync(out));
+    }
+    expect(files[1]!.equals(files[0]!)).toBe(true);
+  }, 30_000);
+});

@@ -1,0 +1,101 @@
+/**
+ * An export page reader (see page-readers.ts): opens its own read-only connection, then reads
+ * and encodes the pages the main thread asks for, one at a time, in the order asked.
+ *
+ * A page's rows are encoded a few at a time and written as UTF-8 into buffers of about 1 MB,
+ * which are handed over, not copied: no string grows past a batch's, so the heap only ever
+ * holds short-lived text (a page's text as one string would be a large object, kept until a
+ * full collection), and no page is encoded twice (text, then bytes).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { type ExportRow, openStore } from '../../store/index.ts';
+import { csvLines } from './csv.ts';
+
+import { jsonlLines } from './jsonl.ts';
+import type { FromPageReader, PageReaderData, ToPageReader } from './page-readers.ts';
+
+/** Rows encoded into one string before it is written into the page's bytes. */
+const BATCH_ROWS = 64;
+/** Size of a page's byte buffers; a longer batch gets a buffer of its own size. */
+const CHUNK_BYTES = 1024 * 1024;
+
+const port = parentPort;
+if (!port) throw new Error('page-worker.ts runs only as a worker thread');
+const { dbPath, format, query } = workerData as PageReaderData;
+const store = openStore(dbPath, { readonly: true });
+const encode = format === 'csv' ? csvLines(query.columns) : jsonlLines(query.columns);
+
+/** Buffers the main thread has written out and handed back, to fill again. */
+const spare: ArrayBuffer[] = [];
+
+function buffer(bytes: number): Buffer {
+  const reused = spare.pop();
+  if (reused && reused.byteLength >= bytes) return Buffer.from(reused);
+  return Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, bytes));
+}
+
+/** The bytes of one page, as they are written. */
+class PageBytes {
+  readonly chunks: Uint8Array[] = [];
+  #buffer: Buffer = Buffer.alloc(0);
+  #size = 0;
+
+  add(text: string): void {
+    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+    const most = text.length * 3;
+    if (this.#size + most > this.#buffer.length) {
+      this.#close();
+      this.#buffer = buffer(most);
+    }
+    this.#size += this.#buffer.write(text, this.#size);
+  }
+
+  /** The chunks written, and the buffers to hand over. */
+  done(): { chunks: Uint8Array[]; buffers: ArrayBuffer[] } {
+    this.#close();
+    return { chunks: this.chunks, buffers: this.chunks.map((c) => c.buffer as ArrayBuffer) };
+  }
+
+  #close(): void {
+    if (this.#size > 0) this.chunks.push(this.#buffer.subarray(0, this.#size));
+    this.#size = 0;
+  }
+}
+
+function readPage(message: Extract<ToPageReader, { type: 'page' }>): void {
+  const bytes = new PageBytes();
+  let rows = 0;
+  let batch: ExportRow[] = [];
+  for (const row of store.exports.iteratePage(query, message.bounds)) {
+    batch.push(row);
+    if (batch.length < BATCH_ROWS) continue;
+    bytes.add(encode(batch));
+    rows += batch.length;
+    batch = [];
+  }
+  if (batch.length > 0) bytes.add(encode(batch));
+  rows += batch.length;
+  const { chunks, buffers } = bytes.done();
+  const answer: FromPageReader = { type: 'page', id: message.id, rows, chunks };
+  port?.postMessage(answer, buffers);
+}
+
+port.on('message', (message: ToPageReader) => {
+  if (message.type === 'close') {
+    store.close();
+    port.close();
+    return;
+  }
+  spare.push(...message.spare);
+  try {
+    readPage(message);
+  } catch (error) {
+    const answer: FromPageReader = {
+      type: 'failed',
+      id: message.id,
+      message: error instanceof Error ? error.message : String(error),
+    };
+    port.postMessage(answer);
+  }
+});
+port.postMessage({ type: 'ready' } satisfies FromPageReader);
