@@ -167,8 +167,10 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
        AND (media.status = 'pending' OR media.result_url IS NOT excluded.result_url)`,
   );
   const byId = db.prepare<[number], MediaRow>(`SELECT ${COLUMNS} FROM media WHERE id = ?`);
+  // Polled every 50 ms: on the partial index of exactly these rows, which the planner left for
+  // media_status_deadline (every pending row read, queued ones included, to find none).
   const unqueued = db.prepare<[number], { id: number; deadlineAt: number }>(
-    `SELECT id, deadline_at AS deadlineAt FROM media
+    `SELECT id, deadline_at AS deadlineAt FROM media INDEXED BY media_unqueued
      WHERE status = 'pending' AND queued_at IS NULL ORDER BY deadline_at LIMIT ?`,
   );
   // One statement for a whole batch of ids (a JSON array), not one per row. `+status` keeps
