@@ -9,10 +9,7 @@
  * every pause in the body time out.
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
-import { Transform, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Agent } from 'undici';
 import { request } from 'undici';
 import { parseRetryAfterMs } from '../api/retry-after.ts';
@@ -88,8 +85,12 @@ export function checkUrl(raw: string): URL {
   return url;
 }
 
-/** Hashes, counts, caps and type-checks the bytes flowing to the partial file. */
-class Inspector extends Transform {
+/**
+ * Hashes, counts, caps and type-checks the bytes of a body on their way to the partial file.
+ * Chunks are held back only until the first SNIFF_BYTES have been checked; each is hashed where
+ * it is, never copied.
+ */
+class Inspector {
   readonly hash = createHash('sha256');
   bytes = 0;
   type: StoredType | undefined;
@@ -100,64 +101,66 @@ class Inspector extends Transform {
     private readonly kind: MediaKind,
     private readonly contentType: string | string[] | undefined,
     private readonly maxBytes: number,
-  ) {
-    super();
-  }
+  ) {}
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
+  /** The chunks that may be written now, `chunk` included; throws when the body is refused. */
+  take(chunk: Buffer): Buffer[] {
     this.bytes += chunk.length;
     if (this.bytes > this.maxBytes) {
-      done(
-        new MediaError('MEDIA_TOO_LARGE', `larger than media.maxBytes (${this.maxBytes} bytes)`),
+      throw new MediaError(
+        'MEDIA_TOO_LARGE',
+        `larger than media.maxBytes (${this.maxBytes} bytes)`,
       );
-      return;
     }
-    if (this.type === undefined) {
-      this.#head.push(chunk);
-      this.#headBytes += chunk.length;
-      if (this.#headBytes < SNIFF_BYTES) {
-        done();
-        return;
-      }
-      const error = this.#verify();
-      if (error) {
-        done(error);
-        return;
-      }
-      for (const held of this.#head) this.#pass(held);
-      this.#head = [];
-      done();
-      return;
-    }
-    this.#pass(chunk);
-    done();
+    if (this.type !== undefined) return this.#pass([chunk]);
+    this.#head.push(chunk);
+    this.#headBytes += chunk.length;
+    return this.#headBytes < SNIFF_BYTES ? [] : this.#release();
   }
 
-  override _flush(done: TransformCallback): void {
-    if (this.type === undefined) {
-      const error = this.#verify();
-      if (error) {
-        done(error);
-        return;
-      }
-      for (const held of this.#head) this.#pass(held);
-    }
-    done();
+  /** The chunks still held once the body has ended; throws when its type is refused. */
+  end(): Buffer[] {
+    return this.type === undefined ? this.#release() : [];
   }
 
-  #verify(): MediaError | undefined {
+  #release(): Buffer[] {
     // Only the first SNIFF_BYTES are looked at: no copy of the whole first chunk (up to 64 kB)
     // for them, on every download.
     const head = Buffer.concat(this.#head, Math.min(this.#headBytes, SNIFF_BYTES));
     const check = verifyType(this.kind, this.contentType, head);
-    if (!check.ok) return new MediaError(check.code, check.message);
+    if (!check.ok) throw new MediaError(check.code, check.message);
     this.type = check.type;
-    return undefined;
+    const held = this.#head;
+    this.#head = [];
+    return this.#pass(held);
   }
 
-  #pass(chunk: Buffer): void {
-    this.hash.update(chunk);
-    this.push(chunk);
+  #pass(chunks: Buffer[]): Buffer[] {
+    for (const chunk of chunks) this.hash.update(chunk);
+    return chunks;
+  }
+}
+
+/**
+ * Streams `body` into the open partial file through `inspector`, one chunk written at a time
+ * (the next is not read before it is written: a slow disk slows the download, nothing piles
+ * up). Straight writes to the descriptor: no stream pipeline set up per file.
+ */
+async function writeBody(
+  body: AsyncIterable<Buffer>,
+  inspector: Inspector,
+  handle: PartialFile['handle'],
+): Promise<void> {
+  for await (const chunk of body) {
+    for (const part of inspector.take(chunk)) await writeAll(handle, part);
+  }
+  for (const part of inspector.end()) await writeAll(handle, part);
+}
+
+async function writeAll(handle: PartialFile['handle'], chunk: Buffer): Promise<void> {
+  for (let at = 0; at < chunk.length; ) {
+    const { bytesWritten } = await handle.write(chunk, at, chunk.length - at);
+    at += bytesWritten;
   }
 }
 
@@ -248,11 +251,10 @@ export function createDownloader(options: DownloaderOptions): Downloader {
     const file = opened.value;
     const inspector = new Inspector(input.kind, declared, input.maxBytes);
     try {
-      // The handle stays open, to be fsynced once the slot is given back. The stream gets the
-      // bare descriptor: given the FileHandle, it would hold a reference that `close` waits on.
-      const out = createWriteStream(file.path, { fd: file.handle.fd, autoClose: false });
-      await pipeline(response.body, inspector, out);
+      // The handle stays open, to be fsynced once the slot is given back.
+      await writeBody(response.body, inspector, file.handle);
     } catch (error) {
+      discard(response.body);
       await dropPartial(file);
       throw asMediaError(error);
     }

@@ -167,12 +167,17 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
        AND (media.status = 'pending' OR media.result_url IS NOT excluded.result_url)`,
   );
   const byId = db.prepare<[number], MediaRow>(`SELECT ${COLUMNS} FROM media WHERE id = ?`);
+  // Polled every 50 ms: on the partial index of exactly these rows, which the planner left for
+  // media_status_deadline (every pending row read, queued ones included, to find none).
   const unqueued = db.prepare<[number], { id: number; deadlineAt: number }>(
-    `SELECT id, deadline_at AS deadlineAt FROM media
+    `SELECT id, deadline_at AS deadlineAt FROM media INDEXED BY media_unqueued
      WHERE status = 'pending' AND queued_at IS NULL ORDER BY deadline_at LIMIT ?`,
   );
-  const markQueued = db.prepare<[number, number]>(
-    `UPDATE media SET queued_at = ? WHERE id = ? AND status = 'pending'`,
+  // One statement for a whole batch of ids (a JSON array), not one per row. `+status` keeps
+  // the planner on the ids (rowid lookups) rather than a walk of every pending row.
+  const markQueued = db.prepare<[number, string]>(
+    `UPDATE media SET queued_at = ?
+     WHERE id IN (SELECT value FROM json_each(?)) AND +status = 'pending'`,
   );
   const unqueue = db.prepare<{ run: string | null }>(
     `UPDATE media SET queued_at = NULL
@@ -273,9 +278,9 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
     },
     get: (id) => byId.get(id),
     unqueued: (limit) => unqueued.all(limit),
-    markQueued: db.transaction((ids: readonly number[], at: number) => {
-      for (const id of ids) markQueued.run(at, id);
-    }),
+    markQueued: (ids, at) => {
+      if (ids.length > 0) markQueued.run(at, JSON.stringify(ids));
+    },
     unqueuePending: (runId) => unqueue.run({ run: runId ?? null }).changes,
     dirs: () => dirs.all(),
     nextDeadline: () => nextDeadline.get() ?? null,

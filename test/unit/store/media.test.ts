@@ -126,6 +126,26 @@ describe('media table', () => {
     expect(store.media.unqueued(10)).toEqual([]);
   });
 
+  it('marks a batch of rows queued in one go, pending rows only', () => {
+    const { store, runId } = setup();
+    store.applyEvents([
+      resultsEvent(runId, 't0', [mediaItem(1), mediaItem(2)], { fetchedAt: FETCHED }),
+    ]);
+    const ids = store.media.unqueued(10).map((r) => r.id);
+    expect(ids).toHaveLength(4);
+    const file = { sha256: 'b'.repeat(64), path: 'media/bb/x.png', bytes: 1, contentType: 'x' };
+    expect(store.media.markSaved(ids[0]!, file)).toBe(true);
+    store.media.markQueued([], T0 + 6000);
+    store.media.markQueued(ids, T0 + 7000);
+    expect(store.media.unqueued(10)).toEqual([]);
+    expect(ids.map((id) => store.media.get(id)?.queuedAt)).toEqual([
+      null,
+      T0 + 7000,
+      T0 + 7000,
+      T0 + 7000,
+    ]);
+  });
+
   it('a re-issue refreshes the URL and counts; a newer response refreshes pending rows and resets a replaced result', () => {
     const { store, runId } = setup();
     store.applyEvents([
