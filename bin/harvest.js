@@ -8,9 +8,10 @@ import { setFlagsFromString } from 'node:v8';
 // A process that only plans, enqueues and follows a run keeps little alive, but V8 sizes its
 // heap for throughput and lets the garbage of enqueuing 100,000 jobs pile up to ~120 MB before
 // collecting it. Sizing for memory instead halves the peak (265 -> 150 MB RSS) at no measurable
-// cost to such a process. Processes that run workers keep the default: their speed matters.
-// So does `export`, which decides for itself: the flag also applies to every thread started
-// after it is set, and makes its reader threads (JSONL, CSV) three times slower.
+// cost to such a process. Processes that run workers keep the default: their speed matters
+// (a worker without the search role sizes for memory itself, once its threads run). So does
+// `export`, which decides for itself: the flag also applies to every thread started after it
+// is set, and makes its reader threads (JSONL, CSV) three times slower.
 const [command, ...rest] = process.argv.slice(2);
 const runsWorkers = ['worker', 'demo', 'sandbox'].includes(command) || rest.includes('--local');
 if (!runsWorkers && command !== 'export') setFlagsFromString('--optimize-for-size');

@@ -1,4 +1,5 @@
 /** `harvest worker`: a long-running pool; several may run at once, on one host or many. */
+import { setFlagsFromString } from 'node:v8';
 import { type Command, InvalidArgumentError } from 'commander';
 import { createLogger } from '../../log.ts';
 import type { ServedMetrics } from '../../metrics/index.ts';
@@ -121,6 +122,11 @@ Examples:
           metrics: metrics?.pool,
           logger,
         });
+        // A worker that does not search (the store worker beside search workers on other hosts)
+        // keeps little alive but would let the garbage of applying store jobs pile up in its old
+        // generation until the run ends: it sizes its heap for memory. Only now, once the pool's
+        // threads run: V8 applies the flag to threads started after it, where it costs speed.
+        if (!opts.roles.includes('search')) setFlagsFromString('--optimize-for-size');
         logger.info(
           { roles: opts.roles, concurrency: opts.concurrency, workerId: pool.workerId },
           'worker started',
