@@ -9,7 +9,7 @@ import { setFlagsFromString } from 'node:v8';
 // heap for throughput and lets the garbage of enqueuing 100,000 jobs pile up to ~120 MB before
 // collecting it. Sizing for memory instead halves the peak (265 -> 150 MB RSS) at no measurable
 // cost to such a process. Processes that run workers keep the default: their speed matters
-// (a worker without the search role sizes for memory itself, once its threads run). So does
+// (a store-only worker sizes for memory itself, once its threads run). So does
 // `export`, which decides for itself: the flag also applies to every thread started after it
 // is set, and makes its reader threads (JSONL, CSV) three times slower.
 const [command, ...rest] = process.argv.slice(2);

@@ -122,11 +122,14 @@ Examples:
           metrics: metrics?.pool,
           logger,
         });
-        // A worker that does not search (the store worker beside search workers on other hosts)
-        // keeps little alive but would let the garbage of applying store jobs pile up in its old
-        // generation until the run ends: it sizes its heap for memory. Only now, once the pool's
-        // threads run: V8 applies the flag to threads started after it, where it costs speed.
-        if (!opts.roles.includes('search')) setFlagsFromString('--optimize-for-size');
+        // A worker that neither searches nor downloads (the store worker beside search workers
+        // on other hosts) keeps little alive but would let the garbage of applying store jobs
+        // pile up in its old generation until the run ends: it sizes its heap for memory. Only
+        // now, once the pool's threads run: V8 applies the flag to threads started after it,
+        // where it costs speed.
+        if (opts.roles.every((r) => r === 'store' || r === 'runs')) {
+          setFlagsFromString('--optimize-for-size');
+        }
         logger.info(
           { roles: opts.roles, concurrency: opts.concurrency, workerId: pool.workerId },
           'worker started',
