@@ -7,6 +7,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { ExportQuery, PageBounds } from '../../store/index.ts';
+import { threadCalls } from './thread-calls.ts';
 
 /** Formats whose pages are lines of text, encoded apart and joined as they come. */
 export type LineFormat = 'jsonl' | 'csv';
@@ -16,19 +17,11 @@ export interface PageReaderData {
   format: LineFormat;
   query: ExportQuery;
 }
-export type ToPageReader =
-  | {
-      type: 'page';
-      id: number;
-      bounds: PageBounds;
-      /** Buffers of pages already written, to fill again (moved). */
-      spare: ArrayBuffer[];
-    }
-  | { type: 'close' };
-export type FromPageReader =
-  | { type: 'ready' }
-  | { type: 'page'; id: number; rows: number; chunks: Uint8Array[] }
-  | { type: 'failed'; id: number; message: string };
+/** A call to a reader: a page to read, and buffers of pages written out already, to fill again (moved). */
+export interface PageCall {
+  bounds: PageBounds;
+  spare: ArrayBuffer[];
+}
 
 export interface Page {
   rows: number;
@@ -53,54 +46,23 @@ const ENTRY = import.meta.url.endsWith('.js')
 
 const YOUNG_GENERATION_MB = 8;
 
-interface Pending {
-  resolve: (page: Page) => void;
-  reject: (error: Error) => void;
-}
-
 /** Starts `threads` readers; they take pages in turn. */
 export function startPageReaders(data: PageReaderData, threads: number): PageReaders {
-  const pending = new Map<number, Pending>();
-  let nextId = 0;
-  let failure: Error | undefined;
-  const fail = (error: Error) => {
-    failure ??= error;
-    for (const p of pending.values()) p.reject(failure);
-    pending.clear();
-  };
-  const workers = Array.from({ length: threads }, () => {
-    const worker = new Worker(ENTRY, {
-      workerData: data,
-      // A page's rows and text die young: a small young generation collects them early.
-      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-    });
-    worker.on('message', (message: FromPageReader) => {
-      if (message.type === 'ready') return;
-      const p = pending.get(message.id);
-      if (!p) return;
-      pending.delete(message.id);
-      if (message.type === 'page') p.resolve({ rows: message.rows, chunks: message.chunks });
-      else p.reject(new Error(message.message));
-    });
-    worker.on('error', fail);
-    worker.on('exit', (code) => {
-      if (pending.size > 0) fail(new Error(`an export reader thread stopped (exit code ${code})`));
-    });
-    return worker;
-  });
+  const readers = Array.from({ length: threads }, () =>
+    threadCalls<PageCall, Page>(
+      new Worker(ENTRY, {
+        workerData: data,
+        // A page's rows and text die young: a small young generation collects them early.
+        resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+      }),
+      'an export reader thread',
+    ),
+  );
+  let next = 0;
   return {
-    read(bounds, spare = []) {
-      if (failure) return Promise.reject(failure);
-      const id = nextId++;
-      const message: ToPageReader = { type: 'page', id, bounds, spare };
-      return new Promise<Page>((resolve, reject) => {
-        pending.set(id, { resolve, reject });
-        workers[id % threads]!.postMessage(message, spare);
-      });
-    },
+    read: (bounds, spare = []) => readers[next++ % threads]!.call({ bounds, spare }, spare),
     async close() {
-      fail(new Error('the export readers were closed'));
-      await Promise.all(workers.map((w) => w.terminate()));
+      await Promise.all(readers.map((r) => r.close()));
     },
   };
 }

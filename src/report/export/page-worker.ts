@@ -10,9 +10,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { type ExportRow, openStore } from '../../store/index.ts';
 import { csvLines } from './csv.ts';
-
 import { jsonlLines } from './jsonl.ts';
-import type { FromPageReader, PageReaderData, ToPageReader } from './page-readers.ts';
+import type { Page, PageCall, PageReaderData } from './page-readers.ts';
+import { answerCalls } from './thread-calls.ts';
 
 /** Rows encoded into one string before it is written into the page's bytes. */
 const BATCH_ROWS = 64;
@@ -62,11 +62,15 @@ class PageBytes {
   }
 }
 
-function readPage(message: Extract<ToPageReader, { type: 'page' }>): void {
+function readPage({ bounds, spare: handedBack }: PageCall): {
+  value: Page;
+  transfer: ArrayBuffer[];
+} {
+  spare.push(...handedBack);
   const bytes = new PageBytes();
   let rows = 0;
   let batch: ExportRow[] = [];
-  for (const row of store.exports.iteratePage(query, message.bounds)) {
+  for (const row of store.exports.iteratePage(query, bounds)) {
     batch.push(row);
     if (batch.length < BATCH_ROWS) continue;
     bytes.add(encode(batch));
@@ -76,26 +80,7 @@ function readPage(message: Extract<ToPageReader, { type: 'page' }>): void {
   if (batch.length > 0) bytes.add(encode(batch));
   rows += batch.length;
   const { chunks, buffers } = bytes.done();
-  const answer: FromPageReader = { type: 'page', id: message.id, rows, chunks };
-  port?.postMessage(answer, buffers);
+  return { value: { rows, chunks }, transfer: buffers };
 }
 
-port.on('message', (message: ToPageReader) => {
-  if (message.type === 'close') {
-    store.close();
-    port.close();
-    return;
-  }
-  spare.push(...message.spare);
-  try {
-    readPage(message);
-  } catch (error) {
-    const answer: FromPageReader = {
-      type: 'failed',
-      id: message.id,
-      message: error instanceof Error ? error.message : String(error),
-    };
-    port.postMessage(answer);
-  }
-});
-port.postMessage({ type: 'ready' } satisfies FromPageReader);
+answerCalls(port, readPage);

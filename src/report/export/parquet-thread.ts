@@ -8,13 +8,10 @@
 import { Worker } from 'node:worker_threads';
 import type { ExportColumn } from '../../store/index.ts';
 import type { RowGroupData } from './parquet.ts';
+import { threadCalls } from './thread-calls.ts';
 
-export type ToParquetThread =
-  | { type: 'group'; id: number; group: RowGroupData }
-  | { type: 'finish'; id: number };
-export type FromParquetThread =
-  | { type: 'bytes'; id: number; chunks: Uint8Array[] }
-  | { type: 'failed'; id: number; message: string };
+/** A row group to encode, or `finish` for the rest of the file; answered with its bytes. */
+export type ParquetCall = { type: 'group'; group: RowGroupData } | { type: 'finish' };
 
 export interface ParquetThread {
   /** Resolves once the thread runs (its V8 flags are set then). */
@@ -37,39 +34,11 @@ export function startParquetThread(columns: readonly ExportColumn[]): ParquetThr
     workerData: { columns },
     resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
   });
-  const pending = new Map<
-    number,
-    { resolve: (c: Uint8Array[]) => void; reject: (e: Error) => void }
-  >();
-  let failure: Error | undefined;
-  let nextId = 0;
-  const fail = (error: Error) => {
-    failure ??= error;
-    for (const p of pending.values()) p.reject(failure);
-    pending.clear();
-  };
-  worker.on('message', (message: FromParquetThread) => {
-    const p = pending.get(message.id);
-    if (!p) return;
-    pending.delete(message.id);
-    if (message.type === 'bytes') p.resolve(message.chunks);
-    else p.reject(new Error(message.message));
-  });
-  worker.on('error', fail);
-  worker.on('exit', (code) => {
-    if (pending.size > 0) fail(new Error(`the Parquet thread stopped (exit code ${code})`));
-  });
+  const calls = threadCalls<ParquetCall, Uint8Array[]>(worker, 'the Parquet thread');
   const online = new Promise<void>((resolve) => {
     worker.once('online', resolve);
     worker.once('exit', () => resolve());
   });
-  const ask = (message: ToParquetThread, transfer: ArrayBuffer[]) => {
-    if (failure) return Promise.reject(failure);
-    return new Promise<Uint8Array[]>((resolve, reject) => {
-      pending.set(message.id, { resolve, reject });
-      worker.postMessage(message, transfer);
-    });
-  };
   return {
     online,
     write(group) {
@@ -78,14 +47,9 @@ export function startParquetThread(columns: readonly ExportColumn[]): ParquetThr
           ? []
           : [c.bytes.buffer as ArrayBuffer, (c.ends as Int32Array).buffer as ArrayBuffer],
       );
-      return ask({ type: 'group', id: nextId++, group }, moved);
+      return calls.call({ type: 'group', group }, moved);
     },
-    finish() {
-      return ask({ type: 'finish', id: nextId++ }, []);
-    },
-    async close() {
-      fail(new Error('the Parquet thread was closed'));
-      await worker.terminate();
-    },
+    finish: () => calls.call({ type: 'finish' }),
+    close: () => calls.close(),
   };
 }

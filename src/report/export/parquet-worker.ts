@@ -2,7 +2,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { ExportColumn } from '../../store/index.ts';
 import { createParquetEncoder } from './parquet.ts';
-import type { FromParquetThread, ToParquetThread } from './parquet-thread.ts';
+import type { ParquetCall } from './parquet-thread.ts';
+import { answerCalls } from './thread-calls.ts';
 
 const port = parentPort;
 if (!port) throw new Error('parquet-worker.ts runs only as a worker thread');
@@ -16,24 +17,9 @@ function own(chunks: Uint8Array[]): Uint8Array[] {
   );
 }
 
-port.on('message', (message: ToParquetThread) => {
-  try {
-    const out = own(
-      message.type === 'group'
-        ? encoder.encodeGroups([message.group])
-        : (encoder.finish() as Uint8Array[]),
-    );
-    const answer: FromParquetThread = { type: 'bytes', id: message.id, chunks: out };
-    port.postMessage(
-      answer,
-      out.map((c) => c.buffer as ArrayBuffer),
-    );
-  } catch (error) {
-    const answer: FromParquetThread = {
-      type: 'failed',
-      id: message.id,
-      message: error instanceof Error ? error.message : String(error),
-    };
-    port.postMessage(answer);
-  }
+answerCalls(port, (call: ParquetCall) => {
+  const chunks = own(
+    call.type === 'group' ? encoder.encodeGroups([call.group]) : (encoder.finish() as Uint8Array[]),
+  );
+  return { value: chunks, transfer: chunks.map((c) => c.buffer as ArrayBuffer) };
 });

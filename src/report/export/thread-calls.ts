@@ -1,0 +1,82 @@
+/**
+ * Calls to an export thread (page-readers.ts, parquet-thread.ts): the main thread posts each
+ * call with an id, the thread answers it with the result or why it failed. Once a call fails,
+ * or the thread stops with calls unanswered, every call under way and every later one rejects:
+ * an export that lost a part cannot go on.
+ */
+import type { MessagePort, Worker } from 'node:worker_threads';
+
+/** What the thread answers to a call: its result, or why it failed. */
+type Answer<T> = { id: number; ok: true; value: T } | { id: number; ok: false; message: string };
+interface Call<T> {
+  id: number;
+  message: T;
+}
+
+export interface ThreadCalls<In, Out> {
+  /** Posts `message` (moving `transfer`); resolves with the thread's answer. */
+  call(message: In, transfer?: ArrayBuffer[]): Promise<Out>;
+  /** Stops the thread; calls not yet answered reject. */
+  close(): Promise<void>;
+}
+
+/** The main thread's side: calls to `worker`, which `what` names in errors. */
+export function threadCalls<In, Out>(worker: Worker, what: string): ThreadCalls<In, Out> {
+  const pending = new Map<number, { resolve: (value: Out) => void; reject: (e: Error) => void }>();
+  let nextId = 0;
+  let failure: Error | undefined;
+  const fail = (error: Error) => {
+    failure ??= error;
+    for (const p of pending.values()) p.reject(failure);
+    pending.clear();
+  };
+  worker.on('message', (answer: Answer<Out>) => {
+    const p = pending.get(answer.id);
+    if (!p) return;
+    pending.delete(answer.id);
+    if (answer.ok) {
+      p.resolve(answer.value);
+      return;
+    }
+    const error = new Error(answer.message);
+    p.reject(error);
+    fail(error);
+  });
+  worker.on('error', fail);
+  worker.on('exit', (code) => {
+    if (pending.size > 0) fail(new Error(`${what} stopped (exit code ${code})`));
+  });
+  return {
+    call(message, transfer = []) {
+      if (failure) return Promise.reject(failure);
+      const id = nextId++;
+      return new Promise<Out>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        worker.postMessage({ id, message } satisfies Call<In>, transfer);
+      });
+    },
+    async close() {
+      fail(new Error(`${what} was closed`));
+      await worker.terminate();
+    },
+  };
+}
+
+/** The thread's side: answers each call on `port` with what `handle` returns, or its error. */
+export function answerCalls<In, Out>(
+  port: MessagePort,
+  handle: (message: In) => { value: Out; transfer?: ArrayBuffer[] },
+): void {
+  port.on('message', ({ id, message }: Call<In>) => {
+    let answer: Answer<Out>;
+    let transfer: ArrayBuffer[] = [];
+    try {
+      const result = handle(message);
+      answer = { id, ok: true, value: result.value };
+      transfer = result.transfer ?? [];
+    } catch (error) {
+      answer = { id, ok: false, message: error instanceof Error ? error.message : String(error) };
+    }
+    port.postMessage(answer, transfer);
+  });
+}
