@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import Sqlite from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { parseSince } from '../../../src/cli/flags.ts';
 import { createParquetEncoder } from '../../../src/report/export/parquet.ts';
@@ -271,6 +272,57 @@ describe('reader threads', () => {
     // Only the first page of each export is read on this thread.
     expect(pagesRead).toBe(cases.length);
   }, 60_000);
+
+  /**
+   * Overwrites the results table's last leaf page (the last rows in export order) with bytes no
+   * page has: a connection that reads those rows fails with SQLITE_CORRUPT. Returns the store
+   * opened again; its first rows still read.
+   */
+  function corruptLastRows(store: Store): Store {
+    store.close(); // The last connection checkpoints the WAL: every row is in the file.
+    const db = new Sqlite(store.path, { readonly: true });
+    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    const last = db
+      .prepare<[], number>(
+        "SELECT max(pageno) FROM dbstat WHERE name = 'results' AND pagetype = 'leaf'",
+      )
+      .pluck()
+      .get()!;
+    db.close();
+    const fd = fs.openSync(store.path, 'r+');
+    fs.writeSync(fd, Buffer.alloc(pageSize, 0xff), 0, pageSize, (last - 1) * pageSize);
+    fs.closeSync(fd);
+    return stores.reopen(store);
+  }
+
+  it('fail the export when a reader thread fails: its error, no partial file, the older file kept', async () => {
+    const store = corruptLastRows(seededLarge());
+    let pagesRead = 0;
+    const counting: Store = {
+      ...store,
+      exports: {
+        ...store.exports,
+        iteratePage(query, bounds) {
+          pagesRead++;
+          return store.exports.iteratePage(query, bounds);
+        },
+      },
+    };
+    const dir = stores.dir();
+    const out = path.join(dir, 'results.csv');
+    fs.writeFileSync(out, 'the previous export\r\n');
+    await expect(
+      runExport(
+        counting,
+        { format: 'csv', out, readerThreads: 2, firstPageRows: 7, pageRows: 5 },
+        { stdout: sink() },
+      ),
+    ).rejects.toThrow('database disk image is malformed');
+    // This thread read only the first page: the error came from a reader thread.
+    expect(pagesRead).toBe(1);
+    expect(fs.readdirSync(dir)).toEqual(['results.csv']);
+    expect(fs.readFileSync(out, 'utf8')).toBe('the previous export\r\n');
+  }, 30_000);
 
   it('encode Parquet row groups on a thread of their own into the same file', async () => {
     const store = seededLarge();
