@@ -77,18 +77,19 @@ export function createApplyEvents(db: Database, t: Tables): ApplyEvents {
         }
         return;
       case 'results': {
-        const applied = t.results.applyEvent(e);
+        // Every URL of the response is seen (a stale one too); a stored result keeps its
+        // URL's seen_urls row id.
+        const name = pipelineName(e.runId);
+        const seenIds = e.items.map(({ item }) =>
+          name !== undefined && typeof item.url === 'string'
+            ? t.seenUrls.touch(name, item.url, e.fetchedAt, e.runId)
+            : undefined,
+        );
+        const applied = t.results.applyEvent(e, seenIds);
         report.results += applied.written;
         if (applied.stale) report.staleResults += 1;
         // In the same transaction as the results: a stored result never lacks its media rows.
         else report.mediaRequested += t.media.requestFromResults(e);
-        const name = pipelineName(e.runId);
-        if (name !== undefined) {
-          for (const { item } of e.items) {
-            if (typeof item.url === 'string')
-              t.seenUrls.touch(name, item.url, e.fetchedAt, e.runId);
-          }
-        }
         return;
       }
       case 'task':

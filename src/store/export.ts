@@ -53,7 +53,7 @@ const RESULT_JOINS: Record<ColumnJoin, string> = {
   pipeline: `LEFT JOIN runs ru ON ru.id = r.run_id
     LEFT JOIN pipelines p ON p.id = ru.pipeline_id`,
   task: 'LEFT JOIN tasks t ON t.run_id = r.run_id AND t.task_key = r.task_key',
-  seen: 'LEFT JOIN seen_urls s ON s.pipeline_name = p.name AND s.url = r.url',
+  seen: 'LEFT JOIN seen_urls s ON s.id = r.seen_id',
   media: ['screenshot:ms', 'audio:ma', 'video:mv']
     .map((pair) => {
       const [kind, a] = pair.split(':');
@@ -82,8 +82,6 @@ function selectList(columns: readonly ExportColumn[]): string {
 function joinsOf(columns: readonly ExportColumn[], extra: readonly ColumnJoin[]): ColumnJoin[] {
   const wanted = new Set<ColumnJoin>(extra);
   for (const c of columns) for (const j of c.joins) wanted.add(j);
-  // seen_urls is keyed by pipeline name.
-  if (wanted.has('seen')) wanted.add('pipeline');
   return JOIN_ORDER.filter((j) => wanted.has(j));
 }
 

@@ -369,6 +369,36 @@ export const MIGRATIONS: readonly string[] = [
     WHERE run_id = OLD.run_id;
   END;
   `,
+  // 9: seen_urls gets a row id, in the order URLs were first seen, and each result the id of its
+  // URL's row (results.seen_id). Exports read first/last seen for every result: keyed by
+  // (pipeline, url) the rows lay in URL order, so each lookup landed on a page of its own (1M
+  // results: 45% of the export query's time); by id in first-seen order, the rows of a run's
+  // results lie together. Existing rows are numbered by when they were first seen.
+  `
+  CREATE TABLE seen_urls_by_id (
+    id            INTEGER PRIMARY KEY,
+    pipeline_name TEXT    NOT NULL,
+    url           TEXT    NOT NULL,
+    first_seen_at INTEGER NOT NULL,
+    last_seen_at  INTEGER NOT NULL,
+    first_run_id  TEXT    NOT NULL,
+    last_run_id   TEXT    NOT NULL
+  );
+  INSERT INTO seen_urls_by_id (pipeline_name, url, first_seen_at, last_seen_at, first_run_id,
+                               last_run_id)
+    SELECT pipeline_name, url, first_seen_at, last_seen_at, first_run_id, last_run_id
+    FROM seen_urls ORDER BY first_seen_at, first_run_id, url;
+  DROP TABLE seen_urls;
+  ALTER TABLE seen_urls_by_id RENAME TO seen_urls;
+  CREATE UNIQUE INDEX seen_urls_key ON seen_urls (pipeline_name, url);
+  CREATE INDEX seen_urls_first_run ON seen_urls (first_run_id);
+
+  ALTER TABLE results ADD COLUMN seen_id INTEGER;
+  UPDATE results SET seen_id = s.id
+    FROM runs ru, pipelines p, seen_urls s
+    WHERE ru.id = results.run_id AND p.id = ru.pipeline_id
+      AND s.pipeline_name = p.name AND s.url = results.url;
+  `,
 ];
 
 /** The `user_version` a fully migrated database has. */

@@ -54,9 +54,10 @@ export interface ResultsTable {
   /**
    * Stores a response as the task's result set: rows are upserted by (run, task, source,
    * position) keeping `firstSeenAt`, and rows of older responses of the task are removed. An
-   * event older than what is stored is ignored.
+   * event older than what is stored is ignored. `seenIds`: the seen_urls row of each item's URL
+   * (by item index; none without a URL or a known pipeline).
    */
-  applyEvent(event: ResultsEvent): ResultsApplied;
+  applyEvent(event: ResultsEvent, seenIds?: ReadonlyArray<number | undefined>): ResultsApplied;
   count(runId: string): number;
   forTask(runId: string, taskKey: string): ResultRow[];
   /**
@@ -111,10 +112,10 @@ export function createResultsTable(db: Database): ResultsTable {
   const upsert = db.prepare<Row>(
     `INSERT INTO results (run_id, task_key, source, position, url, title, description, category,
        markdown, html, raw_html, links_json, screenshot_url, audio_url, video_url, metadata_json,
-       item_json, search_id, call_id, first_seen_at, fetched_at)
+       item_json, search_id, call_id, first_seen_at, fetched_at, seen_id)
      VALUES (@runId, @taskKey, @source, @position, @url, @title, @description, @category,
        @markdown, @html, @rawHtml, @linksJson, @screenshotUrl, @audioUrl, @videoUrl,
-       @metadataJson, @itemJson, @searchId, @callId, @fetchedAt, @fetchedAt)
+       @metadataJson, @itemJson, @searchId, @callId, @fetchedAt, @fetchedAt, @seenId)
      ON CONFLICT (run_id, task_key, source, position) DO UPDATE SET
        url = excluded.url, title = excluded.title, description = excluded.description,
        category = excluded.category, markdown = excluded.markdown, html = excluded.html,
@@ -122,7 +123,8 @@ export function createResultsTable(db: Database): ResultsTable {
        screenshot_url = excluded.screenshot_url, audio_url = excluded.audio_url,
        video_url = excluded.video_url, metadata_json = excluded.metadata_json,
        item_json = excluded.item_json, search_id = excluded.search_id, call_id = excluded.call_id,
-       first_seen_at = MIN(first_seen_at, excluded.first_seen_at), fetched_at = excluded.fetched_at`,
+       first_seen_at = MIN(first_seen_at, excluded.first_seen_at), fetched_at = excluded.fetched_at,
+       seen_id = excluded.seen_id`,
   );
   const dropOlder = db.prepare<[string, string, number]>(
     'DELETE FROM results WHERE run_id = ? AND task_key = ? AND fetched_at < ?',
@@ -139,9 +141,7 @@ export function createResultsTable(db: Database): ResultsTable {
   );
   const newOfRun = db.prepare<[string], ResultRow>(
     `SELECT ${COLUMNS} FROM results r
-       JOIN runs ru ON ru.id = r.run_id
-       JOIN pipelines p ON p.id = ru.pipeline_id
-       JOIN seen_urls s ON s.pipeline_name = p.name AND s.url = r.url
+       JOIN seen_urls s ON s.id = r.seen_id
      WHERE r.run_id = ? AND s.first_run_id = r.run_id ${ORDER}`,
   );
   const ofPipeline = db.prepare<[string], ResultRow>(
@@ -165,10 +165,10 @@ export function createResultsTable(db: Database): ResultsTable {
   }
 
   return {
-    applyEvent(e) {
+    applyEvent(e, seenIds = []) {
       const stored = latest.get(e.runId, e.taskKey);
       if (stored != null && stored > e.fetchedAt) return { written: 0, stale: true };
-      for (const { source, position, item } of e.items) {
+      for (const [index, { source, position, item }] of e.items.entries()) {
         upsert.run({
           runId: e.runId,
           taskKey: e.taskKey,
@@ -178,6 +178,7 @@ export function createResultsTable(db: Database): ResultsTable {
           searchId: e.searchId ?? null,
           callId: e.callId,
           fetchedAt: e.fetchedAt,
+          seenId: seenIds[index] ?? null,
         });
       }
       dropOlder.run(e.runId, e.taskKey, e.fetchedAt);

@@ -4,7 +4,7 @@ import Sqlite from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { openStore, SCHEMA_VERSION } from '../../../src/store/index.ts';
 import { MIGRATIONS } from '../../../src/store/migrations.ts';
-import { dumpTables, seedRun, useTempStores } from './helpers.ts';
+import { dumpTables, resultsEvent, seedRun, useTempStores, webItem } from './helpers.ts';
 
 describe('openStore', () => {
   const stores = useTempStores();
@@ -126,6 +126,127 @@ describe('openStore', () => {
         /FOREIGN KEY/,
       );
     } finally {
+      store.close();
+    }
+  });
+
+  it('numbers seen URLs in first-seen order and points each result at its row', () => {
+    const file = path.join(stores.dir(), 'v8.db');
+    const raw = new Sqlite(file);
+    for (const sql of MIGRATIONS.slice(0, 8)) raw.exec(sql);
+    raw.pragma('user_version = 8');
+    const result = (run: string, position: number, url: string | null, at: number) =>
+      `('${run}', 't', 'web', ${position}, ${url === null ? 'NULL' : `'${url}'`}, '{}', 'c', ${at}, ${at})`;
+    raw.exec(`INSERT INTO pipelines (id, name, hash, yaml_text, created_at)
+        VALUES (1, 'p', 'h', 'y', 1), (2, 'q', 'h', 'y', 1);
+      INSERT INTO runs (id, pipeline_id, status, trigger, created_at)
+        VALUES ('r1', 1, 'completed', 'manual', 1), ('r2', 1, 'completed', 'manual', 2),
+               ('q1', 2, 'completed', 'manual', 3);
+      INSERT INTO results (run_id, task_key, source, position, url, item_json, call_id,
+                           first_seen_at, fetched_at)
+        VALUES ${[
+          result('r1', 0, 'https://c.example/', 10),
+          result('r1', 1, 'https://b.example/', 10),
+          result('r1', 2, null, 10),
+          result('r2', 0, 'https://b.example/', 20),
+          result('r2', 1, 'https://a.example/', 20),
+          result('q1', 0, 'https://c.example/', 30),
+        ].join(', ')};
+      INSERT INTO seen_urls (pipeline_name, url, first_seen_at, last_seen_at, first_run_id,
+                             last_run_id)
+        VALUES ('p', 'https://a.example/', 20, 20, 'r2', 'r2'),
+               ('p', 'https://b.example/', 10, 20, 'r1', 'r2'),
+               ('p', 'https://c.example/', 10, 10, 'r1', 'r1'),
+               ('q', 'https://c.example/', 30, 30, 'q1', 'q1');`);
+    raw.close();
+
+    const store = openStore(file);
+    const db = new Sqlite(file, { readonly: true });
+    try {
+      const rows = db
+        .prepare(
+          `SELECT r.run_id AS run, r.position, s.id, s.pipeline_name AS pipeline, s.url,
+                  s.first_run_id AS firstRun, s.last_run_id AS lastRun
+           FROM results r LEFT JOIN seen_urls s ON s.id = r.seen_id
+           ORDER BY r.run_id, r.position`,
+        )
+        .all();
+      // First seen first (b and c in r1 at 10, by URL; then a at 20; q's c at 30).
+      expect(rows).toEqual([
+        {
+          run: 'q1',
+          position: 0,
+          id: 4,
+          pipeline: 'q',
+          url: 'https://c.example/',
+          firstRun: 'q1',
+          lastRun: 'q1',
+        },
+        {
+          run: 'r1',
+          position: 0,
+          id: 2,
+          pipeline: 'p',
+          url: 'https://c.example/',
+          firstRun: 'r1',
+          lastRun: 'r1',
+        },
+        {
+          run: 'r1',
+          position: 1,
+          id: 1,
+          pipeline: 'p',
+          url: 'https://b.example/',
+          firstRun: 'r1',
+          lastRun: 'r2',
+        },
+        {
+          run: 'r1',
+          position: 2,
+          id: null,
+          pipeline: null,
+          url: null,
+          firstRun: null,
+          lastRun: null,
+        },
+        {
+          run: 'r2',
+          position: 0,
+          id: 1,
+          pipeline: 'p',
+          url: 'https://b.example/',
+          firstRun: 'r1',
+          lastRun: 'r2',
+        },
+        {
+          run: 'r2',
+          position: 1,
+          id: 3,
+          pipeline: 'p',
+          url: 'https://a.example/',
+          firstRun: 'r2',
+          lastRun: 'r2',
+        },
+      ]);
+      // Seen again, and a URL new to the pipeline: the row is kept, the new one numbered next.
+      store.applyEvents([
+        resultsEvent('r2', 't2', [
+          webItem(1, { url: 'https://a.example/' }),
+          webItem(2, { url: 'https://d.example/' }),
+        ]),
+      ]);
+      const after = db
+        .prepare(
+          `SELECT r.position, s.id, s.url FROM results r JOIN seen_urls s ON s.id = r.seen_id
+           WHERE r.task_key = 't2' ORDER BY r.position`,
+        )
+        .all();
+      expect(after).toEqual([
+        { position: 0, id: 3, url: 'https://a.example/' },
+        { position: 1, id: 5, url: 'https://d.example/' },
+      ]);
+    } finally {
+      db.close();
       store.close();
     }
   });
