@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parseSince } from '../../../src/cli/flags.ts';
 import { createParquetEncoder } from '../../../src/report/export/parquet.ts';
 import { type ExportOptions, runExport } from '../../../src/report/export/run-export.ts';
-import { RESULT_COLUMNS, type Store } from '../../../src/store/index.ts';
+import { type PageBounds, RESULT_COLUMNS, type Store } from '../../../src/store/index.ts';
 import { resultsEvent, seedRun, useTempStores, webItem } from '../store/helpers.ts';
 
 const T0 = Date.UTC(2025, 0, 2, 9);
@@ -222,19 +222,25 @@ describe('reader threads', () => {
     return store;
   }
 
-  it('write the same bytes as one thread, in order, whatever the filter', async () => {
-    const store = seededLarge();
-    let pagesRead = 0;
-    const counting: Store = {
+  /** `store`, counting the pages read on this thread (the reader threads read their own). */
+  function countingPages(store: Store): Store & { pagesRead: number } {
+    const counting = {
       ...store,
+      pagesRead: 0,
       exports: {
         ...store.exports,
-        iteratePage(query, bounds) {
-          pagesRead++;
+        iteratePage(query: Parameters<Store['exports']['iteratePage']>[0], bounds: PageBounds) {
+          counting.pagesRead++;
           return store.exports.iteratePage(query, bounds);
         },
       },
     };
+    return counting;
+  }
+
+  it('write the same bytes as one thread, in order, whatever the filter', async () => {
+    const store = seededLarge();
+    const counting = countingPages(store);
     const dir = stores.dir();
     // Each export starts its own reader threads (about a second each from the sources).
     const cases: Partial<ExportOptions>[] = [
@@ -270,7 +276,7 @@ describe('reader threads', () => {
       expect(fs.readFileSync(paged, 'utf8')).toBe(fs.readFileSync(one, 'utf8'));
     }
     // Only the first page of each export is read on this thread.
-    expect(pagesRead).toBe(cases.length);
+    expect(counting.pagesRead).toBe(cases.length);
   }, 60_000);
 
   /**
@@ -296,18 +302,7 @@ describe('reader threads', () => {
   }
 
   it('fail the export when a reader thread fails: its error, no partial file, the older file kept', async () => {
-    const store = corruptLastRows(seededLarge());
-    let pagesRead = 0;
-    const counting: Store = {
-      ...store,
-      exports: {
-        ...store.exports,
-        iteratePage(query, bounds) {
-          pagesRead++;
-          return store.exports.iteratePage(query, bounds);
-        },
-      },
-    };
+    const counting = countingPages(corruptLastRows(seededLarge()));
     const dir = stores.dir();
     const out = path.join(dir, 'results.csv');
     fs.writeFileSync(out, 'the previous export\r\n');
@@ -319,7 +314,7 @@ describe('reader threads', () => {
       ),
     ).rejects.toThrow('database disk image is malformed');
     // This thread read only the first page: the error came from a reader thread.
-    expect(pagesRead).toBe(1);
+    expect(counting.pagesRead).toBe(1);
     expect(fs.readdirSync(dir)).toEqual(['results.csv']);
     expect(fs.readFileSync(out, 'utf8')).toBe('the previous export\r\n');
   }, 30_000);
