@@ -55,6 +55,8 @@ export interface Store extends Reports, MediaReports {
   /** Absolute path of the database file. */
   readonly path: string;
   readonly readonly: boolean;
+  /** How long a write waits for a lock held by another process, in ms (opening option). */
+  readonly busyTimeoutMs: number;
   readonly pipelines: PipelinesTable;
   readonly runs: RunsTable;
   readonly tasks: TasksTable;
@@ -108,20 +110,21 @@ export function openStore(dbPath: string, options: OpenStoreOptions = {}): Store
     }
   }
 
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
   let db: Database;
   try {
     db = new Sqlite(file, {
       readonly,
       fileMustExist: readonly,
-      timeout: options.busyTimeoutMs ?? 5000,
+      timeout: busyTimeoutMs,
     });
   } catch (error) {
     throw openError(file, readonly, error);
   }
   try {
-    configure(db, readonly, options.busyTimeoutMs ?? 5000, options.synchronous ?? 'full');
+    configure(db, readonly, busyTimeoutMs, options.synchronous ?? 'full');
     migrate(db, file, readonly);
-    return buildStore(db, file, readonly, options.now ?? systemClock);
+    return buildStore(db, file, { readonly, busyTimeoutMs }, options.now ?? systemClock);
   } catch (error) {
     db.close();
     throw openError(file, readonly, error);
@@ -181,7 +184,12 @@ function migrate(db: Database, file: string, readonly: boolean): void {
   }
 }
 
-function buildStore(db: Database, file: string, readonly: boolean, now: Clock): Store {
+function buildStore(
+  db: Database,
+  file: string,
+  { readonly, busyTimeoutMs }: { readonly: boolean; busyTimeoutMs: number },
+  now: Clock,
+): Store {
   const tables = {
     pipelines: createPipelinesTable(db, now),
     runs: createRunsTable(db, now),
@@ -197,6 +205,7 @@ function buildStore(db: Database, file: string, readonly: boolean, now: Clock): 
   return {
     path: file,
     readonly,
+    busyTimeoutMs,
     ...tables,
     ...reports,
     exports: createExportReader(db),

@@ -58,11 +58,14 @@ export class StoreWriterThread implements EventWriter {
     worker.on('exit', () => this.#onExit());
   }
 
-  /** Starts the thread on `store`'s database file; resolves once it has opened it. */
+  /**
+   * Starts the thread on `store`'s database file; resolves once it has opened it. Its writes
+   * wait for another process's lock as long as `store`'s do, unless `busyTimeoutMs` says.
+   */
   static async start(
     store: Store,
     logger: Logger,
-    busyTimeoutMs = 5000,
+    busyTimeoutMs = store.busyTimeoutMs,
   ): Promise<StoreWriterThread> {
     const data: WriterData = { dbPath: store.path, busyTimeoutMs };
     const worker = new Worker(ENTRY, {
