@@ -159,7 +159,8 @@ function migrate(db: Database, file: string, readonly: boolean): void {
   if (readonly) {
     throw new HarvestError(
       'STORE_OUTDATED',
-      `${file} has schema version ${current} (needs ${SCHEMA_VERSION}); open it once for writing`,
+      `${file} has schema version ${current} (needs ${SCHEMA_VERSION}): a command that writes ` +
+        '(`harvest worker`, `harvest run`) migrates it when it opens it',
     );
   }
   // Foreign keys are off while tables are rebuilt (SQLite's procedure for schema changes it
