@@ -213,7 +213,8 @@ export interface RowGroupData {
 
 /**
  * Rows into row groups: each ends at `rowGroupRows` rows, or early once its text passes
- * `rowGroupBytes`. It needs no writer, so it also runs on a reader thread.
+ * `rowGroupBytes`. It needs no writer: with a Parquet thread, rows are gathered here and the
+ * groups encoded there (`take`).
  */
 export class RowGroupBuilder {
   readonly #pending: (Utf8Column | ValueColumn)[];

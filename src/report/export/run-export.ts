@@ -220,6 +220,13 @@ async function exportParquet(
   let written = 0;
   /** Rows of each row group handed over and not written yet. */
   const groupRows: number[] = [];
+  /** Hands the pending row group to the thread; its bytes are written at their turn. */
+  const hand = (thread: ParquetThread) => {
+    const bytes = thread.write(builder.take());
+    // A group that fails before its turn is reported at its turn, not as an unhandled rejection.
+    bytes.catch(() => undefined);
+    encoded.push(bytes);
+  };
   const writeNext = async () => {
     await output.write(await encoded.shift()!);
     written += groupRows.shift()!;
@@ -236,9 +243,7 @@ async function exportParquet(
         await thread.online;
         sizeForMemory?.();
       }
-      const bytes = thread.write(builder.take());
-      bytes.catch(() => undefined);
-      encoded.push(bytes);
+      hand(thread);
       if (encoded.length > GROUPS_AHEAD) await writeNext();
       if (output.gone) return { rows: written, finished: true };
     }
@@ -250,7 +255,7 @@ async function exportParquet(
     }
     if (builder.rows > 0) {
       groupRows.push(builder.rows);
-      encoded.push(thread.write(builder.take()));
+      hand(thread);
     }
     while (encoded.length > 0 && !output.gone) await writeNext();
     if (!output.gone) await output.write(await thread.finish());
