@@ -1,7 +1,8 @@
 /**
- * The `media` queue's processor: one job per media row (src/store/media.ts), run on the host
- * that owns the database. It downloads the row's URL into content-addressed storage and marks
- * the row saved; what it does after a failure is the MediaError's `next` (src/media/errors.ts):
+ * The `media` queue's processor, run on the host that owns the database. A job names a few
+ * media rows (src/store/media.ts; src/queue/media-enqueue.ts groups them) and handles them at
+ * once: each row's URL is downloaded into content-addressed storage and the row marked saved;
+ * what it does after a failure is the MediaError's `next` (src/media/errors.ts):
  *
  * | failure / situation                             | what the job does                        |
  * |-------------------------------------------------|------------------------------------------|
@@ -10,10 +11,13 @@
  * | transient (5xx, reset, timeout)                 | retried later with backoff, never past the deadline; failed after `maxAttempts` |
  * | refused for good (address, type, size, 404)     | row failed, with the reason              |
  *
- * A job whose row is no longer pending does nothing, so a redelivered job (its worker died
- * after saving) never downloads twice. The job completes once its row has ended; its row, not
- * the job, is the record. Rows move by media events (src/store/media-events.ts) handed to the
- * database's one writer; `write` resolves once they are committed.
+ * A row no longer pending is left alone, so a redelivered job (its worker died after saving)
+ * never downloads twice, and neither does a row another job of this process has in hand. The
+ * job completes once all its rows have ended; when some must be tried again later, it fails
+ * with the soonest of their waits once the others are done, and the retry finds only those
+ * pending. The rows, not the job, are the record. Rows move by media events
+ * (src/store/media-events.ts) handed to the database's one writer; `write` resolves once they
+ * are committed.
  */
 import type { Job } from 'bullmq';
 import { z } from 'zod';
@@ -46,25 +50,66 @@ export interface MediaJobDeps {
   random?: () => number;
 }
 
-const MediaJobDataSchema = z.object({ mediaId: z.number().int().positive() });
+const mediaId = z.number().int().positive();
+/** `mediaIds`; `mediaId` is a job queued by a harvest that queued one row per job. */
+const MediaJobDataSchema = z.union([
+  z.object({ mediaIds: z.array(mediaId).min(1) }).transform((d) => d.mediaIds),
+  z.object({ mediaId }).transform((d) => [d.mediaId]),
+]);
 
 /** First retry of a transient failure, in ms (doubling, with jitter, up to 30 s). */
 const RETRY_BASE_MS = 500;
 const RETRY_MAX_MS = 30_000;
 
-export type MediaJobResult = { status: MediaRow['status'] | 'missing' };
+export type MediaRowResult = { status: MediaRow['status'] | 'missing' | 'in-hand' };
+export type MediaJobResult = { rows: Record<number, MediaRowResult['status']> };
+
+/** The media ids a job names; throws an unrecoverable error when it names none. */
+export function mediaIdsOf(job: Pick<Job, 'id' | 'data'>): number[] {
+  const parsed = MediaJobDataSchema.safeParse(job.data);
+  // Malformed data cannot get better by trying again; its rows (if any) are queued anew on the
+  // media role's next start.
+  if (!parsed.success) throw unrecoverable(`media job ${job.id} carries no media ids`);
+  return parsed.data;
+}
 
 export function createMediaProcessor(deps: MediaJobDeps) {
   const now = deps.now ?? Date.now;
   const random = deps.random ?? Math.random;
   const { store } = deps;
+  /** Rows a job of this process is working on. */
+  const inHand = new Set<number>();
 
   return async function processMedia(job: Job): Promise<MediaJobResult> {
-    const parsed = MediaJobDataSchema.safeParse(job.data);
-    // Malformed data cannot get better by trying again; its row (if any) is queued anew on the
-    // media role's next start.
-    if (!parsed.success) throw unrecoverable(`media job ${job.id} carries no media id`);
-    const { mediaId } = parsed.data;
+    const ids = mediaIdsOf(job);
+    const outcomes = await Promise.allSettled(
+      ids.map(async (id): Promise<MediaRowResult> => {
+        if (inHand.has(id)) return { status: 'in-hand' };
+        inHand.add(id);
+        try {
+          return await processRow(id);
+        } finally {
+          inHand.delete(id);
+        }
+      }),
+    );
+    const rows: MediaJobResult['rows'] = {};
+    let retry: RetryLaterError | undefined;
+    let failure: unknown;
+    outcomes.forEach((outcome, i) => {
+      if (outcome.status === 'fulfilled') rows[ids[i]!] = outcome.value.status;
+      else if (outcome.reason instanceof RetryLaterError) {
+        if (!retry || outcome.reason.delayMs < retry.delayMs) retry = outcome.reason;
+      } else failure ??= outcome.reason;
+    });
+    // A row that failed outside a download (a bug, a locked database) fails the job, which
+    // BullMQ tries again; rows that wait for a retry come back with it either way.
+    if (failure !== undefined) throw failure;
+    if (retry) throw retry;
+    return { rows };
+  };
+
+  async function processRow(mediaId: number): Promise<MediaRowResult> {
     // Each round ends the row, or gets it a fresh URL (bounded by maxReissues), or waits.
     for (let round = 0; round <= deps.settings.maxReissues + 2; round++) {
       const row = store.media.get(mediaId);
@@ -89,6 +134,7 @@ export function createMediaProcessor(deps: MediaJobDeps) {
           dataDir: deps.dataDir,
           root: mediaRoot(deps.dataDir, config.dir),
           owner: deps.owner,
+          deadlineAt: row.deadlineAt,
         });
         await deps.write([
           {
@@ -114,7 +160,7 @@ export function createMediaProcessor(deps: MediaJobDeps) {
       return retryOrEnd(row, error);
     }
     throw new RetryLaterError('media item still has no usable URL', RETRY_BASE_MS);
-  };
+  }
 
   /**
    * A fresh URL for a row whose deadline passed, or undefined to try the old one while it
@@ -132,7 +178,7 @@ export function createMediaProcessor(deps: MediaJobDeps) {
     return deps.reissuer.refresh(row, cause);
   }
 
-  function settle(row: MediaRow, outcome: ReissueOutcome): MediaJobResult {
+  function settle(row: MediaRow, outcome: ReissueOutcome): MediaRowResult {
     if (outcome.kind === 'wait') {
       throw new RetryLaterError(`fresh URL: ${outcome.reason}`, outcome.delayMs);
     }
@@ -144,7 +190,7 @@ export function createMediaProcessor(deps: MediaJobDeps) {
     code: string,
     message: string,
     attempted: boolean,
-  ): Promise<MediaJobResult> {
+  ): Promise<MediaRowResult> {
     await deps.write([
       {
         type: 'media-ended',
@@ -161,7 +207,7 @@ export function createMediaProcessor(deps: MediaJobDeps) {
   }
 
   /** Retries a transient failure later, within the deadline; fails it after `maxAttempts`. */
-  async function retryOrEnd(row: MediaRow, error: MediaError): Promise<MediaJobResult> {
+  async function retryOrEnd(row: MediaRow, error: MediaError): Promise<MediaRowResult> {
     const attempts = row.attempts + 1;
     // Every fresh URL gets its own attempts.
     if (attempts >= deps.settings.maxAttempts * (row.reissues + 1)) {

@@ -46,6 +46,8 @@ export interface DownloadInput {
   root: string;
   /** Who downloads (a worker id): names the partial file, so a dead worker's can be found. */
   owner: string;
+  /** When the download must have started, ms since the epoch: the earliest gets a slot first. */
+  deadlineAt?: number;
   signal?: AbortSignal;
 }
 
@@ -263,7 +265,9 @@ export function createDownloader(options: DownloaderOptions): Downloader {
 
   return {
     async download(input) {
-      const release: Release = options.slots ? await options.slots.acquire() : () => {};
+      const release: Release = options.slots
+        ? await options.slots.acquire(input.deadlineAt)
+        : () => {};
       let transferred: Awaited<ReturnType<typeof transfer>>;
       try {
         transferred = await transfer(input);

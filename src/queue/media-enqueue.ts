@@ -1,11 +1,17 @@
 /**
  * Hands media rows to the media queue. Rows are written with their results (in the same
  * transaction), so the database, not Redis, says what is to be downloaded: this loop takes
- * pending rows without a job, earliest deadline first, adds one job per row (job id from the row
- * id, so adding twice is harmless) ranked by deadline (media-priority.ts), and only then marks
- * the rows queued. A process that dies in between leaves rows unmarked, and they are queued
- * again; `requeueAll` (on a media role's start, on a resume) re-adds every pending row, which
- * also recovers jobs a Redis lost.
+ * pending rows without a job, earliest deadline first, adds jobs for them ranked by deadline
+ * (media-priority.ts), and only then marks the rows queued. A process that dies in between
+ * leaves rows unmarked, and they are queued again; `requeueAll` (on a media role's start, on a
+ * resume) re-adds every pending row, which also recovers jobs a Redis lost.
+ *
+ * A job carries up to MEDIA_ROWS_PER_JOB rows whose deadlines lie within MEDIA_JOB_SPAN_MS of
+ * the first (a search answer's files are signed together): a BullMQ job costs the process and
+ * Redis about as much CPU as downloading a 100 kB file, so one job per file spent a third of
+ * the media role's CPU on the queue. The job id comes from its first row, so adding the same
+ * rows twice is harmless; rows grouped differently after a re-drive may sit in two jobs, and
+ * the processor downloads a row once whichever comes first (jobs/media.ts).
  */
 import type { Queue } from 'bullmq';
 import type { Logger } from '../log.ts';
@@ -16,11 +22,41 @@ import { MEDIA_BACKOFF } from './retry.ts';
 /** What the enqueuer needs of the media table. */
 export interface UnqueuedMedia {
   unqueued(limit: number): Array<{ id: number; deadlineAt: number }>;
-  markQueued(ids: readonly number[], at: number): void;
+  /** Marks the rows queued; when it returns a promise, the rows are marked once it resolves. */
+  markQueued(ids: readonly number[], at: number): unknown;
 }
 
 export interface MediaJobData {
-  mediaId: number;
+  /** Media row ids, earliest deadline first. */
+  mediaIds: number[];
+}
+
+/** Most rows in one media job. */
+export const MEDIA_ROWS_PER_JOB = 8;
+/** Widest spread of deadlines in one media job, in ms: its rank is its first row's. */
+export const MEDIA_JOB_SPAN_MS = 1000;
+
+/**
+ * Rows (earliest deadline first) cut into jobs' worth: consecutive rows, at most `maxRows`,
+ * deadlines within `spanMs` of the first. Pure.
+ */
+export function groupMediaRows<T extends { id: number; deadlineAt: number }>(
+  rows: readonly T[],
+  maxRows = MEDIA_ROWS_PER_JOB,
+  spanMs = MEDIA_JOB_SPAN_MS,
+): T[][] {
+  const groups: T[][] = [];
+  let group: T[] = [];
+  for (const row of rows) {
+    const first = group[0];
+    if (first && (group.length >= maxRows || row.deadlineAt - first.deadlineAt > spanMs)) {
+      groups.push(group);
+      group = [];
+    }
+    group.push(row);
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
 }
 
 export interface MediaEnqueuerOptions {
@@ -88,12 +124,12 @@ export class MediaEnqueuer {
       if (rows.length === 0) return queued;
       const anchor = await this.#o.anchor.current(Date.now());
       await this.#o.queue.addBulk(
-        rows.map((row) => ({
+        groupMediaRows(rows).map((group) => ({
           name: 'media',
-          data: { mediaId: row.id } satisfies MediaJobData,
+          data: { mediaIds: group.map((r) => r.id) } satisfies MediaJobData,
           opts: {
-            jobId: mediaJobId(row.id),
-            priority: deadlinePriority(row.deadlineAt, anchor),
+            jobId: mediaJobId(group[0]!.id),
+            priority: deadlinePriority(group[0]!.deadlineAt, anchor),
             attempts: MEDIA_JOB_ATTEMPTS,
             backoff: { type: MEDIA_BACKOFF },
             removeOnComplete: true,
@@ -101,7 +137,7 @@ export class MediaEnqueuer {
           },
         })),
       );
-      this.#o.table.markQueued(
+      await this.#o.table.markQueued(
         rows.map((r) => r.id),
         Date.now(),
       );

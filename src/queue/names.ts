@@ -35,7 +35,9 @@ export function searchJobId(runId: string, taskKey: string): string {
   return `${runId}.${taskKey}`;
 }
 
-/** The job id of a media row: `media-<row id>` (BullMQ refuses integer-like custom ids). */
+/**
+ * The job id of a media job: `media-<its first row id>` (BullMQ refuses integer-like custom ids).
+ */
 export function mediaJobId(mediaId: number): string {
   return `media-${mediaId}`;
 }

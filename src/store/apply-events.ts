@@ -154,5 +154,7 @@ function applyMediaEvent(media: MediaTable, e: MediaEvent): boolean {
       return media.refresh(e.mediaId, e, e.countReissue, e.at);
     case 'media-retry':
       return media.retried(e.mediaId, e.at);
+    case 'media-queued':
+      return media.markQueued(e.mediaIds, e.at) > 0;
   }
 }

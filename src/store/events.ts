@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import {
   MediaEndedEventSchema,
+  MediaQueuedEventSchema,
   MediaRefreshedEventSchema,
   MediaRetryEventSchema,
   MediaSavedEventSchema,
@@ -133,5 +134,6 @@ export const StoreEventSchema = z.discriminatedUnion('type', [
   MediaEndedEventSchema,
   MediaRefreshedEventSchema,
   MediaRetryEventSchema,
+  MediaQueuedEventSchema,
 ]);
 export type StoreEvent = z.infer<typeof StoreEventSchema>;

@@ -52,8 +52,24 @@ export const MediaRetryEventSchema = z.object({
   at: epochMs,
 });
 
+/**
+ * Rows handed to the media queue (src/queue/media-enqueue.ts): committed by the database's one
+ * writer, so the process that queues them never waits for a commit (and its fsync) itself.
+ */
+export const MediaQueuedEventSchema = z.object({
+  type: z.literal('media-queued'),
+  mediaIds: z.array(mediaId).min(1),
+  at: epochMs,
+});
+
 export type MediaSavedEvent = z.infer<typeof MediaSavedEventSchema>;
 export type MediaEndedEvent = z.infer<typeof MediaEndedEventSchema>;
 export type MediaRefreshedEvent = z.infer<typeof MediaRefreshedEventSchema>;
 export type MediaRetryEvent = z.infer<typeof MediaRetryEventSchema>;
-export type MediaEvent = MediaSavedEvent | MediaEndedEvent | MediaRefreshedEvent | MediaRetryEvent;
+export type MediaQueuedEvent = z.infer<typeof MediaQueuedEventSchema>;
+export type MediaEvent =
+  | MediaSavedEvent
+  | MediaEndedEvent
+  | MediaRefreshedEvent
+  | MediaRetryEvent
+  | MediaQueuedEvent;

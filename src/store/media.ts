@@ -93,7 +93,8 @@ export interface MediaTable {
   get(id: number): MediaRow | undefined;
   /** Pending rows without a job, earliest deadline first. */
   unqueued(limit: number): Array<{ id: number; deadlineAt: number }>;
-  markQueued(ids: readonly number[], at: number): void;
+  /** Pending rows among `ids` now have a job. Returns rows marked. */
+  markQueued(ids: readonly number[], at: number): number;
   /**
    * Forgets which pending rows (of one run, or all) have jobs, so they are queued again (job ids
    * come from row ids: a job still in Redis is not doubled). Returns rows affected.
@@ -278,9 +279,7 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
     },
     get: (id) => byId.get(id),
     unqueued: (limit) => unqueued.all(limit),
-    markQueued: (ids, at) => {
-      if (ids.length > 0) markQueued.run(at, JSON.stringify(ids));
-    },
+    markQueued: (ids, at) => (ids.length > 0 ? markQueued.run(at, JSON.stringify(ids)).changes : 0),
     unqueuePending: (runId) => unqueue.run({ run: runId ?? null }).changes,
     dirs: () => dirs.all(),
     nextDeadline: () => nextDeadline.get() ?? null,

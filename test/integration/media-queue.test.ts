@@ -7,7 +7,7 @@ import { Queue, Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.ts';
 import { createRedis } from '../../src/queue/connection.ts';
-import { MediaEnqueuer } from '../../src/queue/media-enqueue.ts';
+import { MEDIA_ROWS_PER_JOB, MediaEnqueuer } from '../../src/queue/media-enqueue.ts';
 import {
   ANCHOR_LEAD_MS,
   ANCHOR_MAX_AGE_MS,
@@ -76,7 +76,7 @@ describe('media queue', () => {
     const worker = new Worker(
       QUEUES.media,
       async (job) => {
-        order.push((job.data as { mediaId: number }).mediaId);
+        order.push(...(job.data as { mediaIds: number[] }).mediaIds);
       },
       { connection, prefix, concurrency: 1 },
     );
@@ -90,6 +90,23 @@ describe('media queue', () => {
       'video',
       'screenshot',
     ]);
+  });
+
+  it('queues rows due together in shared jobs, at most MEDIA_ROWS_PER_JOB each', async () => {
+    const { queue, store, anchor } = setup();
+    const { runId } = seedRun(store, { taskCount: 1 });
+    store.media.configure({ runId, kinds: ['audio'], dir: 'media', maxBytes: 1e6, marginMaxMs: 0 });
+    const items = Array.from({ length: MEDIA_ROWS_PER_JOB + 2 }, (_, i) =>
+      webItem(i + 1, { audio: url(`a${i}`, 300) }),
+    );
+    store.applyEvents([resultsEvent(runId, 't0', items)]);
+    const enqueuer = new MediaEnqueuer({ queue, table: store.media, anchor, log: logger });
+    expect(await enqueuer.flush()).toBe(items.length);
+    const jobs = await queue.getJobs(['prioritized', 'waiting']);
+    const groups = jobs.map((j) => (j.data as { mediaIds: number[] }).mediaIds);
+    expect(groups.map((g) => g.length).sort((a, b) => b - a)).toEqual([MEDIA_ROWS_PER_JOB, 2]);
+    expect(new Set(groups.flat()).size).toBe(items.length);
+    expect(store.media.unqueued(100)).toEqual([]);
   });
 
   it('sets the anchor once, keeps it while the queue holds jobs, moves it when old and idle', async () => {

@@ -9,14 +9,14 @@
  * arrive (src/queue/media-enqueue.ts), earliest deadline first.
  */
 import { type Job, Queue, Worker } from 'bullmq';
-import { createMediaProcessor } from '../../../jobs/media.ts';
+import { createMediaProcessor, mediaIdsOf } from '../../../jobs/media.ts';
 import type { MediaSettings } from '../../config.ts';
 import { createGuardedAgent, type Resolve } from '../../media/agent.ts';
 import { createDownloader } from '../../media/download.ts';
 import { Reissuer } from '../../media/reissue.ts';
 import { DownloadSlots } from '../../media/slots.ts';
 import { mediaRoot, removeOrphanPartials } from '../../media/storage.ts';
-import { MEDIA_JOB_ATTEMPTS, MediaEnqueuer, type MediaJobData } from '../../queue/media-enqueue.ts';
+import { MEDIA_JOB_ATTEMPTS, MediaEnqueuer } from '../../queue/media-enqueue.ts';
 import { PriorityAnchor } from '../../queue/media-priority.ts';
 import { QUEUES } from '../../queue/names.ts';
 import { backoffStrategy } from '../../queue/retry.ts';
@@ -47,9 +47,10 @@ const PARTIAL_MAX_IDLE_MS = 3_600_000;
 /** How often media urgency is checked, in ms. */
 const URGENCY_CHECK_MS = 100;
 /**
- * Media jobs in hand per download slot. A job holds a slot only while it transfers
+ * Media jobs in hand per download slot. A row holds a slot only while it transfers
  * (src/media/slots.ts); the others make their files durable, commit their rows, or wait at
- * hand for the next free slot, so no slot waits on the disk or on a fetch from Redis.
+ * hand for the next free slot, so no slot waits on the disk or on a fetch from Redis. A job
+ * names up to MEDIA_ROWS_PER_JOB rows, but may name one: the slots are filled either way.
  */
 export const MEDIA_JOBS_PER_SLOT = 3;
 
@@ -180,19 +181,28 @@ export async function startMediaRole(
   );
   const onFailed = (job: Job | undefined, error: Error) => {
     if (!job || job.attemptsMade < (job.opts.attempts ?? MEDIA_JOB_ATTEMPTS)) return;
-    // Out of attempts outside a download (a bug, a database that stayed locked): the row says so.
-    const { mediaId } = job.data as MediaJobData;
-    const ended: MediaEvent = {
-      type: 'media-ended',
-      mediaId,
-      status: 'failed',
-      code: 'MEDIA_WORKER_ERROR',
-      message: error.message,
-      attempted: false,
-      at: Date.now(),
-    };
-    write([ended]).catch((e: unknown) =>
-      log.error({ err: e, mediaId }, 'could not record a media job that failed for good'),
+    // Out of attempts outside a download (a bug, a database that stayed locked): the rows say
+    // so (those still pending: the event moves no other).
+    let mediaIds: number[];
+    try {
+      mediaIds = mediaIdsOf(job);
+    } catch {
+      return; // names no row
+    }
+    const at = Date.now();
+    const ended = mediaIds.map(
+      (mediaId): MediaEvent => ({
+        type: 'media-ended',
+        mediaId,
+        status: 'failed',
+        code: 'MEDIA_WORKER_ERROR',
+        message: error.message,
+        attempted: false,
+        at,
+      }),
+    );
+    write(ended).catch((e: unknown) =>
+      log.error({ err: e, mediaIds }, 'could not record a media job that failed for good'),
     );
   };
   for (const worker of workers) {
@@ -202,7 +212,12 @@ export async function startMediaRole(
 
   const enqueuer = new MediaEnqueuer({
     queue,
-    table: store.media,
+    table: {
+      unqueued: (limit) => store.media.unqueued(limit),
+      // Through the writer, like every other move of a row: this thread never waits for a
+      // commit's fsync (tens of ms, all downloads of the process held meanwhile).
+      markQueued: (ids, at) => write([{ type: 'media-queued', mediaIds: [...ids], at }]),
+    },
     anchor: new PriorityAnchor(ctx.redis, ctx.keys.mediaPriorityAnchor, queue),
     log,
     ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),

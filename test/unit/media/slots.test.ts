@@ -49,6 +49,29 @@ describe('download slots', () => {
     expect(slots.busy).toBe(0);
   });
 
+  it('gives a freed slot to the earliest deadline waiting, equal deadlines in order', async () => {
+    const slots = new DownloadSlots(1);
+    const order: string[] = [];
+    const take = (name: string, deadline?: number) =>
+      slots.acquire(deadline).then((release) => {
+        order.push(name);
+        release();
+      });
+    const first = await slots.acquire(5);
+    const waiters = [
+      take('late', 300),
+      take('none'),
+      take('soon-a', 100),
+      take('latest', 900),
+      take('soon-b', 100),
+    ];
+    expect(slots.waiting).toBe(5);
+    first();
+    await Promise.all(waiters);
+    expect(order).toEqual(['soon-a', 'soon-b', 'late', 'latest', 'none']);
+    expect(slots.busy).toBe(0);
+  });
+
   it('refuses a size below 1', () => {
     expect(() => new DownloadSlots(0)).toThrow(RangeError);
     expect(() => new DownloadSlots(1.5)).toThrow(RangeError);
