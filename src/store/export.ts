@@ -221,7 +221,27 @@ export interface BuildOptions {
    * reading the media table, which saves three lookups per row. Default false.
    */
   withoutMedia?: boolean;
+  /**
+   * Columns read as their UTF-8 bytes (a Buffer, NULL staying null), not as strings: for an
+   * encoder that wants bytes anyway (Parquet), long text then never becomes a string on the
+   * JavaScript heap. Default none.
+   */
+  asBytes?: ReadonlySet<string>;
 }
+
+/** The columns whose text may be long (scraped content, JSON): Parquet reads them as bytes. */
+export const LONG_TEXT_COLUMNS: ReadonlySet<string> = new Set([
+  'markdown',
+  'html',
+  'raw_html',
+  'links',
+  'summary',
+  'answer',
+  'highlights',
+  'json',
+  'metadata',
+  'action_files',
+]);
 
 /** The SQL and parameters of an export. Pure: no database needed. */
 export function buildExportQuery(
@@ -231,9 +251,11 @@ export function buildExportQuery(
 ): ExportQuery {
   const sinceRun = filter.newSince;
   if (chosen.length === 0) throw new Error('an export needs at least one column');
-  const columns = options.withoutMedia
-    ? chosen.map((c) => (c.joins.includes('media') ? { ...c, sql: 'NULL', joins: [] } : c))
-    : chosen;
+  const asBytes = options.asBytes ?? new Set<string>();
+  const columns = chosen.map((c) => {
+    if (options.withoutMedia && c.joins.includes('media')) return { ...c, sql: 'NULL', joins: [] };
+    return asBytes.has(c.name) ? { ...c, sql: `CAST((${c.sql}) AS BLOB)` } : c;
+  });
   const params: Record<string, string | number> = {};
   if (filter.runId !== undefined) params.runId = filter.runId;
   if (filter.pipelineName !== undefined) params.pipelineName = filter.pipelineName;

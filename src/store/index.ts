@@ -26,7 +26,7 @@ export type {
   PageBounds,
   SinceRun,
 } from './export.ts';
-export { buildExportQuery, SCAN_CACHE_KIB } from './export.ts';
+export { buildExportQuery, LONG_TEXT_COLUMNS, SCAN_CACHE_KIB } from './export.ts';
 export * from './export-columns.ts';
 export type { StoreGauges } from './gauges.ts';
 export type {

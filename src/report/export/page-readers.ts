@@ -4,9 +4,13 @@
  * back UTF-8 bytes (moved, not copied). Reading a row from SQLite costs about as much as
  * encoding it, and both run on one core on the main thread; two readers keep two cores busy
  * while the main thread only chooses pages and writes them, in order.
+ *
+ * For Parquet a page is a row group's rows: the reader gathers its values column by column
+ * (`RowGroupBuilder`) and hands them over as bytes, to be encoded on the Parquet thread.
  */
 import { Worker } from 'node:worker_threads';
 import type { ExportQuery, PageBounds } from '../../store/index.ts';
+import type { RowGroupData } from './parquet.ts';
 import { threadCalls } from './thread-calls.ts';
 
 /** Formats whose pages are lines of text, encoded apart and joined as they come. */
@@ -14,8 +18,11 @@ export type LineFormat = 'jsonl' | 'csv';
 
 export interface PageReaderData {
   dbPath: string;
-  format: LineFormat;
+  /** `parquet`: pages come back as row groups' values, not as text. */
+  format: LineFormat | 'parquet';
   query: ExportQuery;
+  /** Parquet: rows of a row group at most (a page holds no more). */
+  rowGroupRows?: number;
 }
 /** A call to a reader: a page to read, and buffers of pages written out already, to fill again (moved). */
 export interface PageCall {
@@ -25,8 +32,10 @@ export interface PageCall {
 
 export interface Page {
   rows: number;
-  /** The page's encoded rows, in order. */
+  /** The page's encoded rows, in order (JSONL, CSV). */
   chunks: Uint8Array[];
+  /** The page's row groups, in order (Parquet). */
+  groups?: RowGroupData[];
 }
 
 export interface PageReaders {
@@ -45,6 +54,14 @@ const ENTRY = import.meta.url.endsWith('.js')
   : new URL('./page-worker-entry.js', import.meta.url);
 
 const YOUNG_GENERATION_MB = 8;
+/**
+ * Old generation of a Parquet reader, in MB. A page's values are kept until it is handed over,
+ * so they outlive the young generation; without a bound V8 lets that garbage pile up to some
+ * 60 MB per thread before a first full collection. The bound is safe: what a reader holds at
+ * once is one row and a page's repeating values, its text being bytes outside the heap (long
+ * text comes from SQLite as BLOBs: `LONG_TEXT_COLUMNS` in src/store/export.ts).
+ */
+const PARQUET_OLD_GENERATION_MB = 24;
 
 /** Starts `threads` readers; they take pages in turn. */
 export function startPageReaders(data: PageReaderData, threads: number): PageReaders {
@@ -53,7 +70,12 @@ export function startPageReaders(data: PageReaderData, threads: number): PageRea
       new Worker(ENTRY, {
         workerData: data,
         // A page's rows and text die young: a small young generation collects them early.
-        resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+        resourceLimits: {
+          maxYoungGenerationSizeMb: YOUNG_GENERATION_MB,
+          ...(data.format === 'parquet'
+            ? { maxOldGenerationSizeMb: PARQUET_OLD_GENERATION_MB }
+            : {}),
+        },
       }),
       'an export reader thread',
     ),

@@ -8,10 +8,12 @@
  * full collection), and no page is encoded twice (text, then bytes).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { type ExportRow, openStore } from '../../store/index.ts';
+import type { ExportRow } from '../../store/export.ts';
+import { openExportConnection } from '../../store/export-connection.ts';
 import { csvLines } from './csv.ts';
 import { jsonlLines } from './jsonl.ts';
 import type { Page, PageCall, PageReaderData } from './page-readers.ts';
+import { groupBuffers, RowGroupBuilder, type RowGroupData } from './parquet.ts';
 import { answerCalls } from './thread-calls.ts';
 
 /** Rows encoded into one string before it is written into the page's bytes. */
@@ -21,9 +23,11 @@ const CHUNK_BYTES = 1024 * 1024;
 
 const port = parentPort;
 if (!port) throw new Error('page-worker.ts runs only as a worker thread');
-const { dbPath, format, query } = workerData as PageReaderData;
-const store = openStore(dbPath, { readonly: true });
+const { dbPath, format, query, rowGroupRows } = workerData as PageReaderData;
+const store = openExportConnection(dbPath);
 const encode = format === 'csv' ? csvLines(query.columns) : jsonlLines(query.columns);
+const builder =
+  format === 'parquet' ? new RowGroupBuilder(query.columns, { rowGroupRows }) : undefined;
 
 /** Buffers the main thread has written out and handed back, to fill again. */
 const spare: ArrayBuffer[] = [];
@@ -83,4 +87,17 @@ function readPage({ bounds, spare: handedBack }: PageCall): {
   return { value: { rows, chunks }, transfer: buffers };
 }
 
-answerCalls(port, readPage);
+/** A Parquet page: its rows' values, as row groups (more than one when its text is long). */
+function readGroups(builder: RowGroupBuilder, { bounds }: PageCall) {
+  const groups: RowGroupData[] = [];
+  let rows = 0;
+  for (const row of store.exports.iteratePage(query, bounds)) {
+    rows++;
+    if (builder.push(row)) groups.push(builder.take());
+  }
+  if (builder.rows > 0) groups.push(builder.take());
+  const value: Page = { rows, chunks: [], groups };
+  return { value, transfer: groups.flatMap(groupBuffers) };
+}
+
+answerCalls(port, builder ? (call: PageCall) => readGroups(builder, call) : readPage);

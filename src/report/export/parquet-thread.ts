@@ -7,7 +7,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { ExportColumn } from '../../store/index.ts';
-import type { RowGroupData } from './parquet.ts';
+import { groupBuffers, type RowGroupData } from './parquet.ts';
 import { threadCalls } from './thread-calls.ts';
 
 /** A row group to encode, or `finish` for the rest of the file; answered with its bytes. */
@@ -26,12 +26,17 @@ export interface ParquetThread {
 const ENTRY = import.meta.url.endsWith('.js')
   ? new URL('./parquet-worker.js', import.meta.url)
   : new URL('./parquet-worker-entry.js', import.meta.url);
-/** A row group's garbage dies young: a small young generation keeps the thread's heap small. */
-const YOUNG_GENERATION_MB = 4;
+/**
+ * A row group's garbage dies young: a young generation of a few MB keeps the thread's heap
+ * small (8 MB encoded 1M rows in 14.3 s against 15.5 s with 4, at the same peak RSS).
+ */
+const YOUNG_GENERATION_MB = 8;
 
 export function startParquetThread(columns: readonly ExportColumn[]): ParquetThread {
   const worker = new Worker(ENTRY, {
     workerData: { columns },
+    // No bound on its old generation: the writer keeps every row group's metadata for the
+    // footer (some 50 kB each, 10 MB for 1M rows), which grows with the export.
     resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
   });
   const calls = threadCalls<ParquetCall, Uint8Array[]>(worker, 'the Parquet thread');
@@ -41,14 +46,7 @@ export function startParquetThread(columns: readonly ExportColumn[]): ParquetThr
   });
   return {
     online,
-    write(group) {
-      const moved = group.columns.flatMap((c) =>
-        Array.isArray(c)
-          ? []
-          : [c.bytes.buffer as ArrayBuffer, (c.ends as Int32Array).buffer as ArrayBuffer],
-      );
-      return calls.call({ type: 'group', group }, moved);
-    },
+    write: (group) => calls.call({ type: 'group', group }, groupBuffers(group)),
     finish: () => calls.call({ type: 'finish' }),
     close: () => calls.close(),
   };

@@ -10,16 +10,9 @@ if (!port) throw new Error('parquet-worker.ts runs only as a worker thread');
 const { columns } = workerData as { columns: ExportColumn[] };
 const encoder = createParquetEncoder(columns);
 
-/** Bytes of their own, to move to the main thread. */
-function own(chunks: Uint8Array[]): Uint8Array[] {
-  return chunks.map(
-    (c) => new Uint8Array(c.buffer.slice(c.byteOffset, c.byteOffset + c.byteLength)),
-  );
-}
-
 answerCalls(port, (call: ParquetCall) => {
-  const chunks = own(
-    call.type === 'group' ? encoder.encodeGroups([call.group]) : (encoder.finish() as Uint8Array[]),
-  );
+  // Each chunk has a buffer of its own (the encoder's `take`): moved to the main thread as it is.
+  const chunks =
+    call.type === 'group' ? encoder.encodeGroups([call.group]) : (encoder.finish() as Uint8Array[]);
   return { value: chunks, transfer: chunks.map((c) => c.buffer as ArrayBuffer) };
 });

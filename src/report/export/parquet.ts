@@ -66,7 +66,8 @@ function schemaElement(column: ExportColumn): SchemaElement {
   }
 }
 
-type Cell = string | number | null | undefined;
+/** A value as SQLite hands it over; long text comes as its UTF-8 bytes (a Buffer). */
+type Cell = string | number | null | undefined | Uint8Array;
 
 /**
  * A byte column's values of the pending row group (text and JSON text), encoded to UTF-8 as
@@ -84,19 +85,28 @@ class Utf8Column {
   }
 
   push(v: Cell): void {
-    if (typeof v !== 'string') {
+    if (typeof v === 'string') {
+      // UTF-8 takes at most 3 bytes per UTF-16 code unit.
+      this.#room(v.length * 3);
+      this.size += this.bytes.write(v, this.size, 'utf8');
+    } else if (v instanceof Uint8Array) {
+      this.#room(v.length);
+      this.bytes.set(v, this.size);
+      this.size += v.length;
+    } else {
       this.ends.push(-1);
       return;
     }
-    // UTF-8 takes at most 3 bytes per UTF-16 code unit.
-    const room = this.size + v.length * 3;
+    this.ends.push(this.size);
+  }
+
+  #room(bytes: number): void {
+    const room = this.size + bytes;
     if (room > this.bytes.length) {
       const grown = Buffer.allocUnsafe(Math.max(room, this.bytes.length * 2));
       this.bytes.copy(grown, 0, 0, this.size);
       this.bytes = grown;
     }
-    this.size += this.bytes.write(v, this.size, 'utf8');
-    this.ends.push(this.size);
   }
 
   /**
@@ -144,12 +154,54 @@ function byteValues(bytes: Uint8Array, ends: Int32Array | number[]): (Uint8Array
   return out;
 }
 
-/** Integers and timestamps; repeating strings (a value equal to the one before is that one). */
-class ValueColumn {
+/** Integers and timestamps, as doubles (SQLite's integers here are well within 2^53). */
+class Int64Column {
+  private values = new Float64Array(1024);
+  private size = 0;
+
+  push(v: Cell): void {
+    if (this.size === this.values.length) {
+      const grown = new Float64Array(this.values.length * 2);
+      grown.set(this.values);
+      this.values = grown;
+    }
+    this.values[this.size++] = typeof v === 'number' ? v : v == null ? Number.NaN : Number(v);
+  }
+
+  drain(): (bigint | null)[] {
+    return toInt64(this.take());
+  }
+
+  /** The values, NaN for null, in an array of their own (to hand to another thread). */
+  take(): IntegersData {
+    const numbers = this.values.slice(0, this.size);
+    this.size = 0;
+    return { numbers };
+  }
+}
+
+/** A column of integers: NaN stands for null. */
+export interface IntegersData {
+  numbers: Float64Array;
+}
+
+function toInt64({ numbers }: IntegersData): (bigint | null)[] {
+  const out = new Array<bigint | null>(numbers.length);
+  for (let i = 0; i < numbers.length; i++) {
+    const v = numbers[i]!;
+    out[i] = Number.isNaN(v) ? null : BigInt(v);
+  }
+  return out;
+}
+
+/**
+ * Strings that repeat (run, pipeline, task, ...): kept as they came for an encoder on this
+ * thread (a value equal to the one before is that one: the dictionary sees one string), and
+ * as UTF-8 bytes for another thread, which makes them strings again (`repeatingValues`).
+ */
+class RepeatingColumn {
   private values: Cell[] = [];
   private last: Cell = null;
-
-  constructor(private readonly int64: boolean) {}
 
   push(v: Cell): void {
     if (typeof v === 'string' && v === this.last) {
@@ -160,26 +212,56 @@ class ValueColumn {
     this.values.push(v);
   }
 
-  drain(): unknown[] {
-    return this.int64 ? toInt64(this.take()) : this.take();
-  }
-
-  /** The values as they came (numbers stay numbers). */
-  take(): Cell[] {
+  drain(): Cell[] {
     const values = this.values;
     this.values = [];
     this.last = null;
     return values;
   }
+
+  take(): RepeatingData {
+    const text = new Utf8Column();
+    for (const v of this.drain()) text.push(v);
+    return { repeating: text.take() };
+  }
 }
 
-function toInt64(values: readonly Cell[]): (bigint | null)[] {
-  const out = new Array<bigint | null>(values.length);
-  for (let i = 0; i < values.length; i++) {
-    const v = values[i];
-    out[i] = v === null || v === undefined ? null : BigInt(v);
+/** A column of repeating strings, as bytes. */
+export interface RepeatingData {
+  repeating: BytesData;
+}
+
+const utf8 = new TextDecoder();
+
+/** The strings of a repeating column; equal neighbours are one string, as they came. */
+function repeatingValues({ repeating: { bytes, ends } }: RepeatingData): (string | null)[] {
+  const out = new Array<string | null>(ends.length);
+  let at = 0;
+  let last: string | null = null;
+  let lastAt = -1;
+  let lastEnd = -1;
+  for (let i = 0; i < ends.length; i++) {
+    const end = ends[i]!;
+    if (end < 0) {
+      out[i] = null;
+      continue;
+    }
+    if (last !== null && end - at === lastEnd - lastAt && sameBytes(bytes, lastAt, at, end - at)) {
+      out[i] = last;
+    } else {
+      last = utf8.decode(bytes.subarray(at, end));
+      lastAt = at;
+      lastEnd = end;
+      out[i] = last;
+    }
+    at = end;
   }
   return out;
+}
+
+function sameBytes(bytes: Uint8Array, a: number, b: number, length: number): boolean {
+  for (let i = 0; i < length; i++) if (bytes[a + i] !== bytes[b + i]) return false;
+  return true;
 }
 
 /**
@@ -188,10 +270,12 @@ function toInt64(values: readonly Cell[]): (bigint | null)[] {
  * serialise each value again; the footer carries the JSON types (`fileSchema`, put back before
  * `finish`). Long text (strings that do not repeat) is bytes too.
  */
-function pendingColumn(column: ExportColumn): Utf8Column | ValueColumn {
-  if (column.type === 'integer' || column.type === 'timestamp') return new ValueColumn(true);
+type PendingColumn = Utf8Column | Int64Column | RepeatingColumn;
+
+function pendingColumn(column: ExportColumn): PendingColumn {
+  if (column.type === 'integer' || column.type === 'timestamp') return new Int64Column();
   if (column.type === 'json' || !REPEATING.has(column.name)) return new Utf8Column();
-  return new ValueColumn(false);
+  return new RepeatingColumn();
 }
 
 function columnSource(column: ExportColumn, data: unknown[]): ColumnSource {
@@ -205,10 +289,31 @@ function columnSource(column: ExportColumn, data: unknown[]): ColumnSource {
   };
 }
 
-/** A row group's values, column by column, as plain data another thread can send. */
+/**
+ * A row group's values, column by column, as typed arrays another thread can be handed
+ * (moved, not copied, and nothing for the structured clone to build object by object).
+ */
 export interface RowGroupData {
   rows: number;
-  columns: (BytesData | Cell[])[];
+  columns: (BytesData | IntegersData | RepeatingData)[];
+}
+
+/** The buffers of a row group: moved, not copied, when it goes to another thread. */
+export function groupBuffers(group: RowGroupData): ArrayBuffer[] {
+  return group.columns.flatMap((c) => {
+    if ('numbers' in c) return [c.numbers.buffer as ArrayBuffer];
+    const b = 'repeating' in c ? c.repeating : c;
+    return [b.bytes.buffer as ArrayBuffer, (b.ends as Int32Array).buffer as ArrayBuffer];
+  });
+}
+
+/** A row group's values, as the writer takes them. */
+function groupValues(group: RowGroupData): unknown[][] {
+  return group.columns.map((c) => {
+    if ('numbers' in c) return toInt64(c);
+    if ('repeating' in c) return repeatingValues(c);
+    return byteValues(c.bytes, c.ends);
+  });
 }
 
 /**
@@ -217,7 +322,7 @@ export interface RowGroupData {
  * groups encoded there (`take`).
  */
 export class RowGroupBuilder {
-  readonly #pending: (Utf8Column | ValueColumn)[];
+  readonly #pending: PendingColumn[];
   readonly #bytesColumns: Utf8Column[];
   readonly #width: number;
   readonly #maxRows: number;
@@ -286,12 +391,14 @@ export function createParquetEncoder(
   });
   // The pending row group, column by column: a row's array is dropped as soon as it is read.
   const builder = new RowGroupBuilder(columns, options);
-  const int64 = columns.map((c) => c.type === 'integer' || c.type === 'timestamp');
 
-  /** What the writer produced since the last call, copied out; the buffer is reused. */
+  /**
+   * What the writer produced since the last call, copied out into a buffer of its own (which
+   * can be moved to another thread as it is); the writer's buffer is reused.
+   */
   function take(): Uint8Array[] {
     if (bytes.index === 0) return [];
-    const out = Buffer.from(new Uint8Array(bytes.buffer, 0, bytes.index));
+    const out = new Uint8Array(bytes.buffer.slice(0, bytes.index));
     bytes.index = 0;
     return [out];
   }
@@ -321,13 +428,7 @@ export function createParquetEncoder(
     encodeGroups(groups) {
       // Rows this encoder was given itself come first.
       writeGroup();
-      for (const group of groups) {
-        const data = group.columns.map((c, j) => {
-          if (!Array.isArray(c)) return byteValues(c.bytes, c.ends);
-          return int64[j] ? toInt64(c) : c;
-        });
-        write(group.rows, data);
-      }
+      for (const group of groups) write(group.rows, groupValues(group));
       return take();
     },
     finish() {

@@ -7,6 +7,8 @@
  * A large JSONL or CSV export of results is read in pages by reader threads (page-readers.ts),
  * two cores' worth: this thread exports the first rows itself while they start, then writes
  * their pages in order, asking for the next page as each one is written, a few pages ahead.
+ * A large Parquet export of results reads its pages there too, each a row group's values,
+ * which this thread passes on to the Parquet thread to encode and writes back in order.
  */
 import { availableParallelism } from 'node:os';
 import {
@@ -18,6 +20,7 @@ import {
   type ExportKind,
   type ExportQuery,
   type ExportRow,
+  LONG_TEXT_COLUMNS,
   type Store,
 } from '../../store/index.ts';
 import { createCsvEncoder } from './csv.ts';
@@ -27,7 +30,12 @@ import type { ExportFormat } from './formats.ts';
 import { createJsonlEncoder } from './jsonl.ts';
 import { type ExportOutput, openFileOutput, streamOutput } from './output.ts';
 import { type Page, type PageReaders, startPageReaders } from './page-readers.ts';
-import { createParquetEncoder, type ParquetEncoder, RowGroupBuilder } from './parquet.ts';
+import {
+  createParquetEncoder,
+  type ParquetEncoder,
+  RowGroupBuilder,
+  type RowGroupData,
+} from './parquet.ts';
 import { type ParquetThread, startParquetThread } from './parquet-thread.ts';
 import { type RunFilterInput, resolveRunFilter } from './resolve.ts';
 
@@ -42,8 +50,8 @@ export interface ExportOptions extends Omit<RunFilterInput, 'kind'> {
   /** Rows per batch handed to the encoder; default 256. */
   batchRows?: number;
   /**
-   * Reader threads for a large JSONL or CSV export of results; default 2 when the machine has
-   * two cores or more, else 0 (every row read and encoded on the calling thread).
+   * Reader threads for a large export of results; default 2 when the machine has two cores or
+   * more, else 0 (every row read and encoded on the calling thread).
    */
   readerThreads?: number;
   /**
@@ -59,8 +67,9 @@ export interface ExportOptions extends Omit<RunFilterInput, 'kind'> {
   /** Rows of a Parquet row group at most; default 5,000. */
   rowGroupRows?: number;
   /**
-   * Called before a Parquet export's rows (once its thread runs, when it has one): the CLI
-   * sizes V8 for memory there, which would slow a thread started after it.
+   * Called before the rows of a Parquet export read on the calling thread (once its Parquet
+   * thread runs, when it has one): the CLI sizes V8 for memory there. Not called when reader
+   * threads read the rows: this thread then holds little, and the flag slows every thread.
    */
   sizeForMemory?: () => void;
   /** Rows of a page a reader thread reads; default 2,048. */
@@ -111,7 +120,11 @@ export async function runExport(
   const columns = resolveFields(kind, options.fields);
   const filter = resolveRunFilter(store, { ...options, kind });
   const build = { withoutMedia: !store.exports.hasSavedMedia() };
-  const query = buildExportQuery(columns, filter, build);
+  const query = buildExportQuery(columns, filter, {
+    ...build,
+    // Parquet wants bytes: long text is read as such, never a string on a thread's heap.
+    ...(options.format === 'parquet' ? { asBytes: LONG_TEXT_COLUMNS } : {}),
+  });
   const output = options.out === undefined ? streamOutput(io.stdout) : openFileOutput(options.out);
   const encoder = encoderFor(options.format, columns, options.rowGroupRows);
   let rows = 0;
@@ -122,7 +135,18 @@ export async function runExport(
       io.progress.start(store.exports.count(counting));
     }
     let finished = false;
-    if (options.format === 'parquet' && 'encodeGroups' in encoder && parquetThread(options)) {
+    const paged =
+      options.format === 'parquet' && parquetThread(options)
+        ? await exportParquetPages(store, query, columns, output, io.progress, options)
+        : undefined;
+    if (paged !== undefined) {
+      rows = paged;
+      finished = true;
+    } else if (
+      options.format === 'parquet' &&
+      'encodeGroups' in encoder &&
+      parquetThread(options)
+    ) {
       ({ rows, finished } = await exportParquet(
         store.exports.iterate(query),
         columns,
@@ -163,7 +187,7 @@ async function exportRows(
   progress: ExportProgress | undefined,
 ): Promise<number> {
   const batchRows = options.batchRows ?? 256;
-  const threads = options.readerThreads ?? (availableParallelism() >= 2 ? 2 : 0);
+  const threads = readerThreads(options);
   const format = options.format;
   const paged = threads > 0 && query.pages !== undefined && format !== 'parquet';
   // The key of the first page's last row: none when the export is small (or cannot be paged).
@@ -200,6 +224,99 @@ function parquetThread(options: ExportOptions): boolean {
   return options.parquetThread ?? availableParallelism() >= 2;
 }
 
+function readerThreads(options: ExportOptions): number {
+  return options.readerThreads ?? (availableParallelism() >= 2 ? 2 : 0);
+}
+
+/** Row groups handed to the Parquet thread, written out in the order they were handed. */
+class EncodedGroups {
+  readonly #encoded: Promise<Uint8Array[]>[] = [];
+  readonly #rows: number[] = [];
+  /** Rows written out. */
+  written = 0;
+
+  constructor(
+    private readonly thread: ParquetThread,
+    private readonly output: ExportOutput,
+    private readonly progress: ExportProgress | undefined,
+  ) {}
+
+  hand(group: RowGroupData): void {
+    const bytes = this.thread.write(group);
+    // A group that fails before its turn is reported at its turn, not as an unhandled rejection.
+    bytes.catch(() => undefined);
+    this.#encoded.push(bytes);
+    this.#rows.push(group.rows);
+  }
+
+  /** Writes groups out, in order, until no more than `ahead` are with the thread. */
+  async writeOut(ahead: number): Promise<void> {
+    while (this.#encoded.length > ahead && !this.output.gone) {
+      await this.output.write(await this.#encoded.shift()!);
+      this.written += this.#rows.shift()!;
+      this.progress?.update(this.written);
+    }
+  }
+}
+
+/**
+ * A large Parquet export of results, read in pages by a reader thread: each page is a row
+ * group's rows (`rowGroupRows`), its values gathered there as typed arrays, encoded on the
+ * Parquet thread, and written here in order. This thread only passes buffers on, so it needs no
+ * heap to speak of, and V8 need not be sized for memory (`sizeForMemory`): that slowed every
+ * thread of a Parquet export twofold (46 against 20 CPU s for 1M rows), as the flag rules the
+ * collector of threads already running. One reader: it and the Parquet thread keep two cores
+ * busy, and each thread costs memory. Undefined when the export is small or cannot be paged
+ * (`exportParquet` does it then).
+ */
+async function exportParquetPages(
+  store: Store,
+  query: ExportQuery,
+  columns: readonly ExportColumn[],
+  output: ExportOutput,
+  progress: ExportProgress | undefined,
+  options: ExportOptions,
+): Promise<number | undefined> {
+  const threads = Math.min(1, readerThreads(options));
+  if (threads === 0 || query.pages === undefined) return undefined;
+  if (store.exports.keyAt(query, null, options.firstPageRows ?? 8_192) === undefined)
+    return undefined;
+  const start = store.exports.keyAt(query, null, 1);
+  if (start === undefined) return undefined;
+  const pageRows = options.rowGroupRows ?? ROW_GROUP_ROWS;
+  const firstEnd = store.exports.keyAt(query, null, pageRows);
+  if (firstEnd === undefined) return undefined;
+  const readers = startPageReaders(
+    { dbPath: store.path, format: 'parquet', query, rowGroupRows: pageRows },
+    threads,
+  );
+  const thread = startParquetThread(columns);
+  try {
+    const groups = new EncodedGroups(thread, output, progress);
+    const first = readers.read({ lo: start, fromLo: true, hi: firstEnd });
+    first.catch(() => undefined);
+    const pages = new PageQueue(store, query, readers, firstEnd, pageRows);
+    for (let i = 1; i < PARQUET_PAGES_AHEAD; i++) pages.askNext();
+    for (let page: Promise<Page> | undefined = first; page && !output.gone; page = pages.next()) {
+      const { groups: read = [] } = await page;
+      pages.askNext();
+      for (const group of read) groups.hand(group);
+      await groups.writeOut(GROUPS_AHEAD);
+    }
+    await groups.writeOut(0);
+    if (!output.gone) await output.write(await thread.finish());
+    return groups.written;
+  } finally {
+    await Promise.all([readers.close(), thread.close()]);
+  }
+}
+
+/** Parquet pages asked for before the one being handed on is back: one reader needs few. */
+const PARQUET_PAGES_AHEAD = 2;
+
+/** Rows of a Parquet row group at most, by default (parquet.ts has the same default). */
+const ROW_GROUP_ROWS = 5_000;
+
 /**
  * Parquet with its row groups encoded on a thread of their own (parquet-thread.ts), started
  * once a first row group is full; a smaller export is encoded here (`finished` false: the
@@ -215,49 +332,31 @@ async function exportParquet(
 ): Promise<{ rows: number; finished: boolean }> {
   const builder = new RowGroupBuilder(columns, { rowGroupRows });
   let thread: ParquetThread | undefined;
-  const encoded: Promise<Uint8Array[]>[] = [];
+  let groups: EncodedGroups | undefined;
   let rows = 0;
-  let written = 0;
-  /** Rows of each row group handed over and not written yet. */
-  const groupRows: number[] = [];
-  /** Hands the pending row group to the thread; its bytes are written at their turn. */
-  const hand = (thread: ParquetThread) => {
-    const bytes = thread.write(builder.take());
-    // A group that fails before its turn is reported at its turn, not as an unhandled rejection.
-    bytes.catch(() => undefined);
-    encoded.push(bytes);
-  };
-  const writeNext = async () => {
-    await output.write(await encoded.shift()!);
-    written += groupRows.shift()!;
-    progress?.update(written);
-  };
   try {
     for (const row of source) {
       if (!builder.push(row)) continue;
       rows += builder.rows;
-      groupRows.push(builder.rows);
       if (!thread) {
         thread = startParquetThread(columns);
         // Only once it runs: a thread started under `sizeForMemory`'s flags would be slower.
         await thread.online;
         sizeForMemory?.();
+        groups = new EncodedGroups(thread, output, progress);
       }
-      hand(thread);
-      if (encoded.length > GROUPS_AHEAD) await writeNext();
-      if (output.gone) return { rows: written, finished: true };
+      groups!.hand(builder.take());
+      await groups!.writeOut(GROUPS_AHEAD);
+      if (output.gone) return { rows: groups!.written, finished: true };
     }
     rows += builder.rows;
-    if (!thread) {
+    if (!thread || !groups) {
       await output.write(encoder.encodeGroups([builder.take()]));
       progress?.update(rows);
       return { rows, finished: false };
     }
-    if (builder.rows > 0) {
-      groupRows.push(builder.rows);
-      hand(thread);
-    }
-    while (encoded.length > 0 && !output.gone) await writeNext();
+    if (builder.rows > 0) groups.hand(builder.take());
+    await groups.writeOut(0);
     if (!output.gone) await output.write(await thread.finish());
     return { rows, finished: true };
   } finally {
@@ -279,7 +378,8 @@ class PageQueue {
     private readonly store: Store,
     private readonly query: ExportQuery,
     private readonly readers: PageReaders,
-    firstPageEnd: ExportKey,
+    /** Where the pages asked for start (exclusive); undefined when there are none. */
+    firstPageEnd: ExportKey | undefined,
     private readonly pageRows: number,
   ) {
     this.#lo = firstPageEnd;

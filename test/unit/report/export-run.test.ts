@@ -183,6 +183,26 @@ describe('parquet row groups', () => {
     // Two row groups were written before the footer: the first as soon as it was full.
     expect(chunks.length).toBeGreaterThanOrEqual(2);
   });
+
+  it('writes text given as UTF-8 bytes (long text read as a BLOB) as it writes the string', () => {
+    const columns = RESULT_COLUMNS.filter((c) =>
+      ['position', 'markdown', 'metadata'].includes(c.name),
+    );
+    const rows = [
+      [0, 'plain', '{"a":1}'],
+      [1, `café ${'€'.repeat(3)}\nline "two"`, null],
+      [2, null, '{"title":"naïve"}'],
+      [3, '', '[]'],
+    ];
+    const encode = (asBytes: boolean) => {
+      const encoder = createParquetEncoder(columns, { rowGroupRows: 3 });
+      const input = rows.map((row) =>
+        row.map((v, j) => (asBytes && j > 0 && typeof v === 'string' ? Buffer.from(v) : v)),
+      ) as (string | number | null)[][];
+      return Buffer.concat([...encoder.encode(input), ...encoder.finish()] as Uint8Array[]);
+    };
+    expect(encode(true).equals(encode(false))).toBe(true);
+  });
 });
 
 describe('--since', () => {
@@ -222,16 +242,24 @@ describe('reader threads', () => {
     return store;
   }
 
-  /** `store`, counting the pages read on this thread (the reader threads read their own). */
-  function countingPages(store: Store): Store & { pagesRead: number } {
+  /**
+   * `store`, counting the pages read on this thread (the reader threads read their own) and the
+   * exports read here whole.
+   */
+  function countingPages(store: Store): Store & { pagesRead: number; scans: number } {
     const counting = {
       ...store,
       pagesRead: 0,
+      scans: 0,
       exports: {
         ...store.exports,
         iteratePage(query: Parameters<Store['exports']['iteratePage']>[0], bounds: PageBounds) {
           counting.pagesRead++;
           return store.exports.iteratePage(query, bounds);
+        },
+        iterate(query: Parameters<Store['exports']['iterate']>[0]) {
+          counting.scans++;
+          return store.exports.iterate(query);
         },
       },
     };
@@ -317,6 +345,52 @@ describe('reader threads', () => {
     expect(counting.pagesRead).toBe(1);
     expect(fs.readdirSync(dir)).toEqual(['results.csv']);
     expect(fs.readFileSync(out, 'utf8')).toBe('the previous export\r\n');
+  }, 30_000);
+
+  it('read Parquet pages on a reader thread into the same file as one thread, long text too', async () => {
+    const store = seededLarge();
+    // A result with a long markdown (read as a BLOB, never a string on the reader's heap).
+    const { keys } = seedRun(store, { runId: 'run-c', pipeline: 'news-watch', taskCount: 1 });
+    const long = `# Long\n${'Grüße, "quoted", line\n'.repeat(50_000)}`;
+    store.applyEvents([resultsEvent('run-c', keys[0]!, [webItem(900, { markdown: long })])]);
+    const counting = countingPages(store);
+    const dir = stores.dir();
+    const files: Buffer[] = [];
+    for (const paged of [false, true]) {
+      const out = path.join(dir, `${paged}.parquet`);
+      const summary = await runExport(
+        paged ? counting : store,
+        {
+          format: 'parquet',
+          out,
+          rowGroupRows: 10,
+          ...(paged ? { readerThreads: 2, firstPageRows: 7 } : { readerThreads: 0 }),
+        },
+        { stdout: sink() },
+      );
+      expect(summary.rows).toBe(2 * 7 * 9 + 1);
+      files.push(fs.readFileSync(out));
+    }
+    // Every page was read on the reader thread.
+    expect(counting.pagesRead).toBe(0);
+    expect(counting.scans).toBe(0);
+    expect(files[1]!.equals(files[0]!)).toBe(true);
+    expect(files[1]!.includes(Buffer.from(long.slice(0, 2000)))).toBe(false); // compressed
+  }, 30_000);
+
+  it('fail a Parquet export when its reader thread fails, leaving no partial file', async () => {
+    const counting = countingPages(corruptLastRows(seededLarge()));
+    const dir = stores.dir();
+    const out = path.join(dir, 'results.parquet');
+    await expect(
+      runExport(
+        counting,
+        { format: 'parquet', out, readerThreads: 1, firstPageRows: 7, rowGroupRows: 10 },
+        { stdout: sink() },
+      ),
+    ).rejects.toThrow('database disk image is malformed');
+    expect(counting.pagesRead).toBe(0);
+    expect(fs.readdirSync(dir)).toEqual([]);
   }, 30_000);
 
   it('encode Parquet row groups on a thread of their own into the same file', async () => {
