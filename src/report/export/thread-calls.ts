@@ -42,7 +42,13 @@ export function threadCalls<In, Out>(worker: Worker, what: string): ThreadCalls<
     p.reject(error);
     fail(error);
   });
-  worker.on('error', fail);
+  worker.on('error', (error: Error & { code?: string }) =>
+    fail(
+      error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+        ? new Error(`${what} ran out of memory (${error.message})`, { cause: error })
+        : error,
+    ),
+  );
   worker.on('exit', (code) => {
     if (pending.size > 0) fail(new Error(`${what} stopped (exit code ${code})`));
   });
