@@ -8,8 +8,9 @@
  *
  * A job carries up to MEDIA_ROWS_PER_JOB rows whose deadlines lie within MEDIA_JOB_SPAN_MS of
  * the first (a search answer's files are signed together): a BullMQ job costs the process and
- * Redis about as much CPU as downloading a 100 kB file, so one job per file spent a third of
- * the media role's CPU on the queue. The job id comes from its first row, so adding the same
+ * Redis some 200-300 µs of CPU (a no-op job in the overhead benchmark), about what a bare
+ * download of a 100 kB file costs, and one job per file paid it for every file. The job id
+ * comes from its first row, so adding the same
  * rows twice is harmless; rows grouped differently after a re-drive may sit in two jobs, and
  * the processor downloads a row once whichever comes first (jobs/media.ts).
  */

@@ -13,7 +13,7 @@ export interface ExportConnection {
 }
 
 export function openExportConnection(file: string, busyTimeoutMs = 5000): ExportConnection {
+  // `timeout` is SQLite's busy timeout: how long a read waits for a checkpoint's lock.
   const db = new Sqlite(file, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
-  db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);
   return { exports: createExportReader(db), close: () => db.close() };
 }

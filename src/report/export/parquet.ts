@@ -18,6 +18,9 @@ export interface ParquetOptions {
   rowGroupBytes?: number;
 }
 
+/** Rows of a row group at most, by default. */
+export const ROW_GROUP_ROWS = 5_000;
+
 /** Columns whose values repeat a lot: worth a dictionary. The others are written PLAIN. */
 const REPEATING = new Set([
   'run_id',
@@ -202,6 +205,8 @@ function toInt64({ numbers }: IntegersData): (bigint | null)[] {
 class RepeatingColumn {
   private values: Cell[] = [];
   private last: Cell = null;
+  /** Where `take` writes the values' bytes (its buffer is reused from one group to the next). */
+  private readonly text = new Utf8Column();
 
   push(v: Cell): void {
     if (typeof v === 'string' && v === this.last) {
@@ -220,9 +225,8 @@ class RepeatingColumn {
   }
 
   take(): RepeatingData {
-    const text = new Utf8Column();
-    for (const v of this.drain()) text.push(v);
-    return { repeating: text.take() };
+    for (const v of this.drain()) this.text.push(v);
+    return { repeating: this.text.take() };
   }
 }
 
@@ -333,7 +337,7 @@ export class RowGroupBuilder {
     this.#pending = columns.map(pendingColumn);
     this.#bytesColumns = this.#pending.filter((c) => c instanceof Utf8Column);
     this.#width = columns.length;
-    this.#maxRows = options.rowGroupRows ?? 5_000;
+    this.#maxRows = options.rowGroupRows ?? ROW_GROUP_ROWS;
     this.#maxBytes = options.rowGroupBytes ?? 2 * 1024 * 1024;
   }
 

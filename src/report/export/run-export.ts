@@ -33,6 +33,7 @@ import { type Page, type PageReaders, startPageReaders } from './page-readers.ts
 import {
   createParquetEncoder,
   type ParquetEncoder,
+  ROW_GROUP_ROWS,
   RowGroupBuilder,
   type RowGroupData,
 } from './parquet.ts';
@@ -51,7 +52,7 @@ export interface ExportOptions extends Omit<RunFilterInput, 'kind'> {
   batchRows?: number;
   /**
    * Reader threads for a large export of results; default 2 when the machine has two cores or
-   * more, else 0 (every row read and encoded on the calling thread).
+   * more, else 0 (every row read and encoded on the calling thread). Parquet uses one at most.
    */
   readerThreads?: number;
   /**
@@ -142,11 +143,7 @@ export async function runExport(
     if (paged !== undefined) {
       rows = paged;
       finished = true;
-    } else if (
-      options.format === 'parquet' &&
-      'encodeGroups' in encoder &&
-      parquetThread(options)
-    ) {
+    } else if ('encodeGroups' in encoder && parquetThread(options)) {
       ({ rows, finished } = await exportParquet(
         store.exports.iterate(query),
         columns,
@@ -313,9 +310,6 @@ async function exportParquetPages(
 
 /** Parquet pages asked for before the one being handed on is back: one reader needs few. */
 const PARQUET_PAGES_AHEAD = 2;
-
-/** Rows of a Parquet row group at most, by default (parquet.ts has the same default). */
-const ROW_GROUP_ROWS = 5_000;
 
 /**
  * Parquet with its row groups encoded on a thread of their own (parquet-thread.ts), started
