@@ -74,23 +74,35 @@ export class StoppedRuns {
 /**
  * Removes the queued (waiting, delayed, prioritized) jobs of these tasks; jobs a worker holds
  * stay (their calls finish and are recorded). Returns how many were removed.
+ *
+ * BullMQ's remove answers 1 for a job that no longer exists (one that finished and left the
+ * queue since the task list was read), so each job is first looked up and only those still in
+ * Redis are removed and counted: a task is then counted once, as done or as removed. Between
+ * the lookup and the removal a job could only be miscounted by being taken, called and
+ * finished, which takes a whole API call.
  */
 export async function removeQueuedJobs(
   queue: Queue,
+  redis: Redis,
   runId: string,
   taskKeys: Iterable<string>,
 ): Promise<number> {
   let removed = 0;
-  let batch: Promise<number>[] = [];
+  let ids: string[] = [];
   const flush = async () => {
-    for (const n of await Promise.all(batch)) removed += n;
-    batch = [];
+    const lookup = redis.pipeline();
+    for (const id of ids) lookup.exists(queue.toKey(id));
+    const found = (await lookup.exec()) ?? [];
+    const present = ids.filter((_, i) => found[i]?.[1] === 1);
+    // 1 when removed, 0 when a worker holds the job.
+    const results = await Promise.all(present.map((id) => queue.remove(id).catch(() => 0)));
+    for (const n of results) removed += n;
+    ids = [];
   };
   for (const key of taskKeys) {
-    // 1 when removed, 0 when the job is gone or locked by a worker.
-    batch.push(queue.remove(searchJobId(runId, key)).catch(() => 0));
-    if (batch.length >= 500) await flush();
+    ids.push(searchJobId(runId, key));
+    if (ids.length >= 500) await flush();
   }
-  await flush();
+  if (ids.length > 0) await flush();
   return removed;
 }

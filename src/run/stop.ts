@@ -47,7 +47,7 @@ export async function stopRun(
     for (const task of store.tasks.unfinished(runId, through)) yield task.key;
   })();
   const removedJobs =
-    fed?.after === '' ? 0 : await removeQueuedJobs(runtime.searchQueue, runId, keysOfRun);
+    fed?.after === '' ? 0 : await removeQueuedJobs(runtime.searchQueue, redis, runId, keysOfRun);
   // After the jobs: a feeder round that was adding some meanwhile cannot move the cursor now,
   // and the jobs it added are dropped by the workers (the run is on the stopped list).
   await feed.remove(runId);
