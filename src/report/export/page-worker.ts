@@ -14,6 +14,7 @@ import { csvLines } from './csv.ts';
 import { jsonlLines } from './jsonl.ts';
 import type { Page, PageCall, PageReaderData } from './page-readers.ts';
 import { groupBuffers, RowGroupBuilder, type RowGroupData } from './parquet.ts';
+import { SpareBuffers } from './spare-buffers.ts';
 import { answerCalls } from './thread-calls.ts';
 
 /** Rows encoded into one string before it is written into the page's bytes. */
@@ -87,15 +88,19 @@ function readPage({ bounds, spare: handedBack }: PageCall): {
   return { value: { rows, chunks }, transfer: buffers };
 }
 
+/** Buffers of row groups encoded already, to gather others into (Parquet). */
+const spareGroups = new SpareBuffers();
+
 /** A Parquet page: its rows' values, as row groups (more than one when its text is long). */
-function readGroups(builder: RowGroupBuilder, { bounds }: PageCall) {
+function readGroups(builder: RowGroupBuilder, { bounds, spare: handedBack }: PageCall) {
+  spareGroups.give(handedBack);
   const groups: RowGroupData[] = [];
   let rows = 0;
   for (const row of store.exports.iteratePage(query, bounds)) {
     rows++;
-    if (builder.push(row)) groups.push(builder.take());
+    if (builder.push(row)) groups.push(builder.take(spareGroups));
   }
-  if (builder.rows > 0) groups.push(builder.take());
+  if (builder.rows > 0) groups.push(builder.take(spareGroups));
   const value: Page = { rows, chunks: [], groups };
   return { value, transfer: groups.flatMap(groupBuffers) };
 }

@@ -10,16 +10,30 @@ import type { ExportColumn } from '../../store/index.ts';
 import { groupBuffers, type RowGroupData } from './parquet.ts';
 import { threadCalls } from './thread-calls.ts';
 
-/** A row group to encode, or `finish` for the rest of the file; answered with its bytes. */
-export type ParquetCall = { type: 'group'; group: RowGroupData } | { type: 'finish' };
+/**
+ * A row group to encode, with buffers of bytes written out already (to be filled again), or
+ * `finish` for the rest of the file.
+ */
+export type ParquetCall =
+  | { type: 'group'; group: RowGroupData; spare: ArrayBuffer[] }
+  | { type: 'finish' };
+
+/** The bytes a call adds to the file, and the buffers of the row group it encoded (to refill). */
+export interface Encoded {
+  chunks: Uint8Array[];
+  spare: ArrayBuffer[];
+}
 
 export interface ParquetThread {
   /** Resolves once the thread runs (its V8 flags are set then). */
   readonly online: Promise<void>;
-  /** Encodes a row group; resolves with the bytes it adds to the file. */
-  write(group: RowGroupData): Promise<Uint8Array[]>;
+  /**
+   * Encodes a row group (its buffers are moved there, and come back in the answer); `spare`:
+   * buffers of bytes written out already, for the thread to fill again.
+   */
+  write(group: RowGroupData, spare?: ArrayBuffer[]): Promise<Encoded>;
   /** The rest of the file (the footer). */
-  finish(): Promise<Uint8Array[]>;
+  finish(): Promise<Encoded>;
   close(): Promise<void>;
 }
 
@@ -39,14 +53,15 @@ export function startParquetThread(columns: readonly ExportColumn[]): ParquetThr
     // footer (some 50 kB each, 10 MB for 1M rows), which grows with the export.
     resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
   });
-  const calls = threadCalls<ParquetCall, Uint8Array[]>(worker, 'the Parquet thread');
+  const calls = threadCalls<ParquetCall, Encoded>(worker, 'the Parquet thread');
   const online = new Promise<void>((resolve) => {
     worker.once('online', resolve);
     worker.once('exit', () => resolve());
   });
   return {
     online,
-    write: (group) => calls.call({ type: 'group', group }, groupBuffers(group)),
+    write: (group, spare = []) =>
+      calls.call({ type: 'group', group, spare }, [...groupBuffers(group), ...spare]),
     finish: () => calls.call({ type: 'finish' }),
     close: () => calls.close(),
   };

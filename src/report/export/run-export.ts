@@ -37,8 +37,9 @@ import {
   RowGroupBuilder,
   type RowGroupData,
 } from './parquet.ts';
-import { type ParquetThread, startParquetThread } from './parquet-thread.ts';
+import { type Encoded, type ParquetThread, startParquetThread } from './parquet-thread.ts';
 import { type RunFilterInput, resolveRunFilter } from './resolve.ts';
+import { SpareBuffers } from './spare-buffers.ts';
 
 export interface ExportOptions extends Omit<RunFilterInput, 'kind'> {
   /** Which rows: results (default), calls or tasks. */
@@ -227,8 +228,12 @@ function readerThreads(options: ExportOptions): number {
 
 /** Row groups handed to the Parquet thread, written out in the order they were handed. */
 class EncodedGroups {
-  readonly #encoded: Promise<Uint8Array[]>[] = [];
+  readonly #encoded: Promise<Encoded>[] = [];
   readonly #rows: number[] = [];
+  /** Buffers of bytes written out, for the Parquet thread to fill again. */
+  readonly #written: ArrayBuffer[] = [];
+  /** Buffers of row groups encoded, to gather other row groups into. */
+  readonly #spare: ArrayBuffer[] = [];
   /** Rows written out. */
   written = 0;
 
@@ -239,7 +244,7 @@ class EncodedGroups {
   ) {}
 
   hand(group: RowGroupData): void {
-    const bytes = this.thread.write(group);
+    const bytes = this.thread.write(group, this.#written.splice(0));
     // A group that fails before its turn is reported at its turn, not as an unhandled rejection.
     bytes.catch(() => undefined);
     this.#encoded.push(bytes);
@@ -249,10 +254,19 @@ class EncodedGroups {
   /** Writes groups out, in order, until no more than `ahead` are with the thread. */
   async writeOut(ahead: number): Promise<void> {
     while (this.#encoded.length > ahead && !this.output.gone) {
-      await this.output.write(await this.#encoded.shift()!);
+      const { chunks, spare } = await this.#encoded.shift()!;
+      await this.output.write(chunks);
+      // A file's writes are done with their bytes once they resolve; a stream's may not be.
+      if (this.output.copies) for (const c of chunks) this.#written.push(c.buffer as ArrayBuffer);
+      this.#spare.push(...spare);
       this.written += this.#rows.shift()!;
       this.progress?.update(this.written);
     }
+  }
+
+  /** The buffers of row groups encoded since the last call, to be filled again. */
+  takeSpare(): ArrayBuffer[] {
+    return this.#spare.splice(0);
   }
 }
 
@@ -296,12 +310,12 @@ async function exportParquetPages(
     for (let i = 1; i < PARQUET_PAGES_AHEAD; i++) pages.askNext();
     for (let page: Promise<Page> | undefined = first; page && !output.gone; page = pages.next()) {
       const { groups: read = [] } = await page;
-      pages.askNext();
+      pages.askNext(groups.takeSpare());
       for (const group of read) groups.hand(group);
       await groups.writeOut(GROUPS_AHEAD);
     }
     await groups.writeOut(0);
-    if (!output.gone) await output.write(await thread.finish());
+    if (!output.gone) await output.write((await thread.finish()).chunks);
     return groups.written;
   } finally {
     await Promise.all([readers.close(), thread.close()]);
@@ -325,6 +339,7 @@ async function exportParquet(
   { rowGroupRows, sizeForMemory }: Pick<ExportOptions, 'rowGroupRows' | 'sizeForMemory'>,
 ): Promise<{ rows: number; finished: boolean }> {
   const builder = new RowGroupBuilder(columns, { rowGroupRows });
+  const spare = new SpareBuffers();
   let thread: ParquetThread | undefined;
   let groups: EncodedGroups | undefined;
   let rows = 0;
@@ -339,7 +354,8 @@ async function exportParquet(
         sizeForMemory?.();
         groups = new EncodedGroups(thread, output, progress);
       }
-      groups!.hand(builder.take());
+      spare.give(groups!.takeSpare());
+      groups!.hand(builder.take(spare));
       await groups!.writeOut(GROUPS_AHEAD);
       if (output.gone) return { rows: groups!.written, finished: true };
     }
@@ -351,7 +367,7 @@ async function exportParquet(
     }
     if (builder.rows > 0) groups.hand(builder.take());
     await groups.writeOut(0);
-    if (!output.gone) await output.write(await thread.finish());
+    if (!output.gone) await output.write((await thread.finish()).chunks);
     return { rows, finished: true };
   } finally {
     source.return?.();
