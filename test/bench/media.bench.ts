@@ -48,6 +48,12 @@
  *   Where harvest, its SQLite writer thread, the sandbox and Redis together fill the machine's
  *   cores, the throughput ratio follows the ratio of the CPU per file of the two sides.
  *
+ * The page cache skews the baseline: on a machine whose cache holds a few GB (after an export
+ * benchmark, say), the baseline's writes, which are never fsynced, cost 3-4 times the CPU
+ * (1.6-1.8 against 0.44-0.82 ms per file, measured in one sitting), harvest's do not, and the
+ * ratio reads above 1. Compare runs on an emptied cache: `sync; echo 3 >
+ * /proc/sys/vm/drop_caches` (root) before the run.
+ *
  * Run: `npx tsx test/bench/media.bench.ts`
  * Knobs (env): RESULTS (500), AV_LIFE_S (3), BACKLOG (3000), ROUNDS (3), SEARCH_CONCURRENCY
  * (32), MEDIA_CONCURRENCY (32), BASELINE_BACKLOG (gated | paused | running), PAD_BYTES (bytes
@@ -406,7 +412,10 @@ async function main(): Promise<void> {
         `${pct(h.firstUrlSaved / Math.max(1, h.rows.length))} before expiry, ` +
         `${fixed(h.bytesPerS / 1e6)} MB/s (${fixed(h.searchesPerS, 0)} searches/s); ` +
         `baseline ${fixed(b.bytesPerS / 1e6)} MB/s (${fixed(b.searchesPerS, 0)} searches/s, ` +
-        `${b.unfetched} not fetched); ratio ${fixed(ratio)}`,
+        `${b.unfetched} not fetched); ratio ${fixed(ratio)}; CPU ms per file ` +
+        `${fixed(h.cpu.process)} (main ${fixed(h.cpu.main)}) against ${fixed(b.cpu.process)} ` +
+        `(main ${fixed(b.cpu.main)}), first to last file ${fixed(h.steadyMs / 1000)} s against ` +
+        `${fixed(b.steadyMs / 1000)} s`,
     );
   }
 
