@@ -17,6 +17,7 @@ import type { Pool } from '../worker/pool.ts';
 import { exitCodeFor, type RunOptions } from './commands/run.ts';
 import type { CommandContext } from './context.ts';
 import { EXIT } from './exit-codes.ts';
+import { printMigration } from './migration-notice.ts';
 import { createProgressView, formatSummary } from './progress.ts';
 import { isRedisConnectionLog, type RedisWatch, watchRedis } from './redis-watch.ts';
 import { onStopSignals, restoreTerminal } from './signals.ts';
@@ -49,7 +50,7 @@ export async function runCommand(
   // A bad file or a missing key is reported before anything else is touched.
   const loaded = file ? await loadValidPipeline(file) : undefined;
   if (opts.local) requireApiKey(settings);
-  const runtime = await openRuntime(settings);
+  const runtime = await openRuntime(settings, { onMigrate: printMigration });
   const session = new RunSession(runtime, settings, logger, opts);
   try {
     return await session.run(loaded);

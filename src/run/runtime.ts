@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import type { Settings } from '../config.ts';
 import { assertRedisReachable, createRedis } from '../queue/connection.ts';
 import { type HarvestKeys, harvestKeys, QUEUES } from '../queue/names.ts';
-import { openStore, type Store } from '../store/index.ts';
+import { type OpenStoreOptions, openStore, type Store } from '../store/index.ts';
 
 export interface Runtime {
   readonly settings: Settings;
@@ -19,9 +19,12 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function openRuntime(settings: Settings): Promise<Runtime> {
+export async function openRuntime(
+  settings: Settings,
+  options: Pick<OpenStoreOptions, 'onMigrate'> = {},
+): Promise<Runtime> {
   await assertRedisReachable(settings.redisUrl);
-  const store = openStore(settings.dbPath);
+  const store = openStore(settings.dbPath, options);
   const redis = createRedis(settings.redisUrl, 'client');
   const searchQueue = new Queue(QUEUES.search, { connection: redis, prefix: settings.queuePrefix });
   const storeQueue = new Queue(QUEUES.store, { connection: redis, prefix: settings.queuePrefix });

@@ -49,6 +49,20 @@ export interface OpenStoreOptions {
    * `normal`, which may roll back the last commits on power loss, could lose billed calls.
    */
   synchronous?: 'full' | 'normal';
+  /**
+   * Told when an existing database is upgraded to this harvest's schema: before the migrations
+   * (no `durationMs`) and after them. One transaction rewrites what it must, which on a large
+   * database takes a while: a command says so rather than sit silent. A new file is not told.
+   */
+  onMigrate?: (step: MigrationStep) => void;
+}
+
+export interface MigrationStep {
+  file: string;
+  from: number;
+  to: number;
+  /** Set once the migrations are committed. */
+  durationMs?: number;
 }
 
 export interface Store extends Reports, MediaReports {
@@ -123,7 +137,7 @@ export function openStore(dbPath: string, options: OpenStoreOptions = {}): Store
   }
   try {
     configure(db, readonly, busyTimeoutMs, options.synchronous ?? 'full');
-    migrate(db, file, readonly);
+    migrate(db, file, readonly, options.onMigrate);
     return buildStore(db, file, { readonly, busyTimeoutMs }, options.now ?? systemClock);
   } catch (error) {
     db.close();
@@ -146,7 +160,12 @@ function configure(
 }
 
 /** Applies the missing migrations in one immediate transaction. */
-function migrate(db: Database, file: string, readonly: boolean): void {
+function migrate(
+  db: Database,
+  file: string,
+  readonly: boolean,
+  onMigrate: OpenStoreOptions['onMigrate'],
+): void {
   const version = () => db.pragma('user_version', { simple: true }) as number;
   const current = version();
   if (current > SCHEMA_VERSION) {
@@ -166,10 +185,15 @@ function migrate(db: Database, file: string, readonly: boolean): void {
   // Foreign keys are off while tables are rebuilt (SQLite's procedure for schema changes it
   // cannot make in place: a DROP TABLE would otherwise cascade), and checked before commit.
   db.pragma('foreign_keys = OFF');
+  let told: { from: number; at: number } | undefined;
   try {
     db.transaction(() => {
       // Read again under the write lock: another process may have migrated meanwhile.
       const from = version();
+      if (from > 0 && from < SCHEMA_VERSION) {
+        told = { from, at: performance.now() };
+        onMigrate?.({ file, from, to: SCHEMA_VERSION });
+      }
       for (let i = from; i < SCHEMA_VERSION; i++) db.exec(MIGRATIONS[i] ?? '');
       const broken = db.pragma('foreign_key_check') as unknown[];
       if (broken.length > 0) {
@@ -180,6 +204,10 @@ function migrate(db: Database, file: string, readonly: boolean): void {
       }
       if (from < SCHEMA_VERSION) db.pragma(`user_version = ${SCHEMA_VERSION}`);
     }).immediate();
+    if (told !== undefined) {
+      const durationMs = performance.now() - told.at;
+      onMigrate?.({ file, from: told.from, to: SCHEMA_VERSION, durationMs });
+    }
   } finally {
     db.pragma('foreign_keys = ON');
   }

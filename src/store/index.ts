@@ -13,7 +13,7 @@ export {
   NO_COSTS,
   type RunCostInfo,
 } from './cost-report.ts';
-export { type OpenStoreOptions, openStore, type Store } from './db.ts';
+export { type MigrationStep, type OpenStoreOptions, openStore, type Store } from './db.ts';
 export * from './events.ts';
 export type {
   BuildOptions,

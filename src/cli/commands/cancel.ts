@@ -17,7 +17,8 @@ export function registerCancel(program: Command, ctx: CommandContext): void {
     .action(async (runId: string, opts: { json?: boolean }) => {
       const { openRuntime } = await import('../../run/runtime.ts');
       const { stopRun } = await import('../../run/stop.ts');
-      const runtime = await openRuntime(ctx.settings());
+      const { printMigration } = await import('../migration-notice.ts');
+      const runtime = await openRuntime(ctx.settings(), { onMigrate: printMigration });
       try {
         const stopped = await stopRun(runtime, runId, 'cancelled');
         if (opts.json) {

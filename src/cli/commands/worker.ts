@@ -9,6 +9,7 @@ import { startLocalPool } from '../../worker/local.ts';
 import { ROLE_HELP, ROLES, type Role } from '../../worker/role-names.ts';
 import type { CommandContext } from '../context.ts';
 import { EXIT } from '../exit-codes.ts';
+import { migrationNotice } from '../migration-notice.ts';
 import { isRedisConnectionLog, watchRedis } from '../redis-watch.ts';
 import { onStopSignals } from '../signals.ts';
 import { positiveInt } from './run.ts';
@@ -102,7 +103,11 @@ Examples:
         const onDatabaseHost = opts.roles.some(
           (r) => r === 'store' || r === 'runs' || r === 'media',
         );
-        store = onDatabaseHost ? openStore(settings.dbPath) : undefined;
+        store = onDatabaseHost
+          ? openStore(settings.dbPath, {
+              onMigrate: (step) => logger.info(step, migrationNotice(step)),
+            })
+          : undefined;
         metrics =
           opts.metricsPort === undefined
             ? undefined

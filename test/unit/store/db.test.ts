@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { openStore, SCHEMA_VERSION } from '../../../src/store/index.ts';
+import { migrationNotice } from '../../../src/cli/migration-notice.ts';
+import { type MigrationStep, openStore, SCHEMA_VERSION } from '../../../src/store/index.ts';
 import { MIGRATIONS } from '../../../src/store/migrations.ts';
 import { dumpTables, resultsEvent, seedRun, useTempStores, webItem } from './helpers.ts';
 
@@ -104,6 +105,33 @@ describe('openStore', () => {
     expect(() => openStore(blank, { readonly: true })).toThrow(
       expect.objectContaining({ code: 'STORE_OUTDATED' }),
     );
+  });
+
+  it('tells before and after it upgrades an existing database, and not when it makes one', () => {
+    const steps: MigrationStep[] = [];
+    const onMigrate = (step: MigrationStep) => steps.push(step);
+    stores.open({ onMigrate }).close();
+    expect(steps).toEqual([]);
+
+    const file = path.join(stores.dir(), 'old.db');
+    const raw = new Sqlite(file);
+    for (const sql of MIGRATIONS.slice(0, 4)) raw.exec(sql);
+    raw.pragma('user_version = 4');
+    raw.close();
+    openStore(file, { onMigrate }).close();
+    expect(steps).toEqual([
+      { file, from: 4, to: SCHEMA_VERSION },
+      { file, from: 4, to: SCHEMA_VERSION, durationMs: expect.any(Number) },
+    ]);
+    expect(migrationNotice(steps[0]!)).toBe(
+      `upgrading ${file} from schema version 4 to ${SCHEMA_VERSION}: once, in one transaction, which takes a while on a large database…`,
+    );
+    expect(migrationNotice({ ...steps[1]!, durationMs: 12_345 })).toBe(
+      `upgraded ${file} to schema version ${SCHEMA_VERSION} in 12.3 s`,
+    );
+    // Up to date: nothing to tell.
+    openStore(file, { onMigrate }).close();
+    expect(steps).toHaveLength(2);
   });
 
   it('rebuilds the runs table for the interrupted status without losing tasks or counts', () => {
