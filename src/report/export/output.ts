@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Writable } from 'node:stream';
 import { HarvestError } from '../../errors.ts';
 import type { Chunk } from './encoder.ts';
 
@@ -16,8 +17,11 @@ export interface ExportOutput {
   /** True once the reader of stdout went away: stop writing, it is not an error. */
   readonly gone: boolean;
   /**
-   * True when `write` is done with the bytes it was given once it resolves (written, or copied),
-   * so the caller may fill them again; a stream may hold on to them longer.
+   * True when the last `write` was done with the bytes it was given once it resolved (written,
+   * or copied), so the caller may fill them again. A file's writes always are; a stream's are
+   * when it writes to a file descriptor (stdout) and holds nothing back: on Linux stdout to a
+   * pipe or a file is written at once. Any other stream may keep the bytes it was given (a
+   * PassThrough hands them on as they are).
    */
   readonly copies: boolean;
   /** Completes the output (renames the file into place). */
@@ -174,6 +178,7 @@ export function streamOutput(stream: NodeJS.WritableStream): ExportOutput {
     else failure = error;
   };
   stream.on('error', onError);
+  const toDescriptor = typeof (stream as { fd?: unknown }).fd === 'number';
   const check = () => {
     if (failure)
       throw new HarvestError('OUTPUT_FAILED', `cannot write the export: ${failure.message}`);
@@ -182,7 +187,10 @@ export function streamOutput(stream: NodeJS.WritableStream): ExportOutput {
     get gone() {
       return gone;
     },
-    copies: false,
+    get copies() {
+      // Nothing buffered: every piece given so far has gone to the operating system.
+      return toDescriptor && (stream as Partial<Writable>).writableLength === 0;
+    },
     async write(chunk) {
       for (const piece of pieces(chunk)) {
         if (gone) return;
