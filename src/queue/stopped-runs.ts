@@ -73,13 +73,15 @@ export class StoppedRuns {
 
 /**
  * Removes the queued (waiting, delayed, prioritized) jobs of these tasks; jobs a worker holds
- * stay (their calls finish and are recorded). Returns how many were removed.
+ * stay (their calls finish and are recorded), and so do finished ones (a failed job is kept for
+ * days; a resume clears those of its run). Returns how many were removed.
  *
  * BullMQ's remove answers 1 for a job that no longer exists (one that finished and left the
- * queue since the task list was read), so each job is first looked up and only those still in
- * Redis are removed and counted: a task is then counted once, as done or as removed. Between
- * the lookup and the removal a job could only be miscounted by being taken, called and
- * finished, which takes a whole API call.
+ * queue since the task list was read), and removes a failed job as readily as a queued one, so
+ * each job is first looked up and only those in Redis and not finished are removed and counted:
+ * a task is then counted once, as done, dropped or removed. Between the lookup and the removal
+ * a job could only be miscounted by being taken, called and finished, which takes a whole API
+ * call. A lookup that fails leaves its job where it is.
  */
 export async function removeQueuedJobs(
   queue: Queue,
@@ -91,11 +93,16 @@ export async function removeQueuedJobs(
   let ids: string[] = [];
   const flush = async () => {
     const lookup = redis.pipeline();
-    for (const id of ids) lookup.exists(queue.toKey(id));
+    // A job's hash has `timestamp` from its creation, and `finishedOn` once it completed or failed.
+    for (const id of ids) lookup.hmget(queue.toKey(id), 'timestamp', 'finishedOn');
     const found = (await lookup.exec()) ?? [];
-    const present = ids.filter((_, i) => found[i]?.[1] === 1);
+    const queued = ids.filter((_, i) => {
+      const [error, fields] = found[i] ?? [];
+      const [created, finished] = (fields ?? []) as (string | null)[];
+      return !error && created != null && finished == null;
+    });
     // 1 when removed, 0 when a worker holds the job.
-    const results = await Promise.all(present.map((id) => queue.remove(id).catch(() => 0)));
+    const results = await Promise.all(queued.map((id) => queue.remove(id).catch(() => 0)));
     for (const n of results) removed += n;
     ids = [];
   };

@@ -32,6 +32,11 @@ describe('removeQueuedJobs', () => {
     await add('held');
     const held = await worker.getNextJob('token-1');
     expect(held?.id).toBe(searchJobId(run, 'held'));
+    // A job dropped by a worker (its run was stopped): failed, kept, its task unfinished.
+    await add('dropped');
+    const dropped = await worker.getNextJob('token-2');
+    expect(dropped?.id).toBe(searchJobId(run, 'dropped'));
+    await dropped!.moveToFailed(new Error('the run was cancelled'), 'token-2', false);
     await add('waiting');
     await add('delayed', { delay: 60_000 });
     await add('prioritized', { priority: 5 });
@@ -39,8 +44,17 @@ describe('removeQueuedJobs', () => {
     const finished = await add('finished');
     await finished.remove();
 
-    const keys = ['held', 'waiting', 'delayed', 'prioritized', 'finished', 'never-enqueued'];
+    const keys = [
+      'held',
+      'waiting',
+      'delayed',
+      'prioritized',
+      'finished',
+      'dropped',
+      'never-enqueued',
+    ];
     expect(await removeQueuedJobs(queue, redis, run, keys)).toBe(3);
+    expect(await queue.getFailedCount()).toBe(1);
     expect(await queue.getJobCounts('waiting', 'delayed', 'prioritized', 'active')).toEqual({
       waiting: 0,
       delayed: 0,
