@@ -18,10 +18,11 @@ export interface ExportOutput {
   readonly gone: boolean;
   /**
    * True when the last `write` was done with the bytes it was given once it resolved (written,
-   * or copied), so the caller may fill them again. A file's writes always are; a stream's are
-   * when it writes to a file descriptor (stdout) and holds nothing back: on Linux stdout to a
-   * pipe or a file is written at once. Any other stream may keep the bytes it was given (a
-   * PassThrough hands them on as they are).
+   * or copied), so the caller may fill them again. A file's writes always are. A stream that
+   * writes to a file descriptor (stdout, a file stream) counts a piece as pending until the
+   * operating system has taken it: when none is pending, every piece given so far is out of
+   * its hands. Any other stream may keep the bytes it was given (a PassThrough hands them on
+   * as they are), so it never gets them back.
    */
   readonly copies: boolean;
   /** Completes the output (renames the file into place). */

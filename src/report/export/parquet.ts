@@ -300,7 +300,10 @@ function columnSource(column: ExportColumn, data: unknown[]): ColumnSource {
   return {
     name: column.name,
     data,
-    // Long text gets no dictionary and no min/max statistics: neither would be of use.
+    // Long text gets no dictionary and no min/max statistics: neither would be of use. Nor may
+    // it: its values are views of buffers that are filled again (`Utf8Column.drain`) or handed
+    // back to another thread (`SpareBuffers`) once the row group is written, so a statistic, a
+    // column index or a bloom filter kept for the footer would read bytes no longer there.
     ...(repeating ? {} : { encoding: 'PLAIN' as const }),
     statistics: repeating || column.type === 'integer' || column.type === 'timestamp',
   };
@@ -437,9 +440,9 @@ export function createParquetEncoder(
    * What the writer produced since the last call, copied out into a buffer of its own (which
    * can be moved to another thread as it is); the writer's buffer is reused.
    */
-  function take(): Uint8Array[] {
+  function take(buffers: Buffers = into): Uint8Array[] {
     if (bytes.index === 0) return [];
-    const out = into.bytes(bytes.index);
+    const out = buffers.bytes(bytes.index);
     out.set(new Uint8Array(bytes.buffer, 0, bytes.index));
     bytes.index = 0;
     return [out];
@@ -478,7 +481,8 @@ export function createParquetEncoder(
       const empty = writer.row_groups.length === 0;
       writer.schema = fileSchema;
       writer.finish();
-      const out = take();
+      // The footer, which grows with the export (some 50 kB per row group), at its own size.
+      const out = take(FRESH);
       if (empty) for (const chunk of out) typeEmptyRowGroups(chunk);
       return out;
     },
