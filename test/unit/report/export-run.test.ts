@@ -376,6 +376,24 @@ describe('reader threads', () => {
     expect(counting.scans).toBe(0);
     expect(files[1]!.equals(files[0]!)).toBe(true);
     expect(files[1]!.includes(Buffer.from(long.slice(0, 2000)))).toBe(false); // compressed
+
+    // To stdout, as a pipe takes it (at once, copied): the written buffers are filled again.
+    const taken: Buffer[] = [];
+    const stdout = Object.assign(
+      new Writable({
+        write(chunk: Buffer, _enc, done) {
+          taken.push(Buffer.from(chunk));
+          done();
+        },
+      }),
+      { fd: 1 },
+    );
+    await runExport(
+      counting,
+      { format: 'parquet', rowGroupRows: 10, readerThreads: 2, firstPageRows: 7 },
+      { stdout },
+    );
+    expect(Buffer.concat(taken).equals(files[0]!)).toBe(true);
   }, 30_000);
 
   it('fail a Parquet export when its reader thread fails, leaving no partial file', async () => {
