@@ -2,7 +2,8 @@
 
 import type { Settings } from '../config.ts';
 import { HarvestError } from '../errors.ts';
-import { verifyFiles } from '../media/verify.ts';
+import { mediaRoot } from '../media/storage.ts';
+import { findOrphans, type Orphans, verifyFiles } from '../media/verify.ts';
 import { MEDIA_STATUSES, type MediaCounts, openStore, type Store } from '../store/index.ts';
 import { EXIT } from './exit-codes.ts';
 
@@ -73,7 +74,14 @@ export function formatMediaCounts(
   return lines.join('\n');
 }
 
-/** Exit code: 0 when every saved file is there with its bytes, 1 otherwise. */
+/** Orphans listed by name in the text output; `--json` lists them all. */
+const ORPHANS_SHOWN = 10;
+
+/**
+ * Exit code: 0 when every saved file is there with its bytes, 1 otherwise. Of the whole
+ * database (no RUN), stored files no saved row points at are listed too; they take room but
+ * lose nothing, so they do not change the exit code.
+ */
 export async function mediaVerify(
   settings: Settings,
   runId: string | undefined,
@@ -81,18 +89,43 @@ export async function mediaVerify(
 ): Promise<number> {
   const store = openOrFail(settings, runId);
   let files: ReturnType<Store['savedFiles']>;
+  let dirs: string[];
   try {
     files = store.savedFiles(runId);
+    dirs = runId === undefined ? store.mediaDirs() : [];
   } finally {
     store.close();
   }
   const report = await verifyFiles(settings.dataDir, files);
-  if (json) print(JSON.stringify(report, null, 2));
+  const orphans: Orphans | undefined =
+    runId === undefined
+      ? await findOrphans(
+          settings.dataDir,
+          dirs.flatMap((dir) => {
+            try {
+              return [mediaRoot(settings.dataDir, dir)];
+            } catch {
+              return [];
+            }
+          }),
+          new Set(files.map((f) => f.path)),
+        )
+      : undefined;
+  if (json) print(JSON.stringify(orphans ? { ...report, orphans } : report, null, 2));
   else {
     print(
       `verified ${report.files} files (${formatBytes(report.bytes)}): ${report.ok} ok, ${report.problems.length} missing or corrupt`,
     );
     for (const p of report.problems) print(`  ${p.problem.padEnd(7)} ${p.path}: ${p.detail}`);
+    if (orphans && orphans.files > 0) {
+      print(
+        `${orphans.files} stored files (${formatBytes(orphans.bytes)}) that no saved row points at; they lose nothing, and may be deleted for the room:`,
+      );
+      for (const o of orphans.paths.slice(0, ORPHANS_SHOWN)) print(`  orphan  ${o.path}`);
+      if (orphans.files > ORPHANS_SHOWN) {
+        print(`  … and ${orphans.files - ORPHANS_SHOWN} more (--json lists them all)`);
+      }
+    }
   }
   return report.problems.length > 0 ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 /**
  * Re-hashing saved media: every file a saved row points at must exist under the data directory
- * and hash to the sha256 its rows recorded (its name says the same).
+ * and hash to the sha256 its rows recorded (its name says the same). And the other way round:
+ * stored files no saved row points at (orphans), which only take room.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -55,4 +56,51 @@ export async function verifyFiles(
     } else report.ok += 1;
   }
   return report;
+}
+
+export interface Orphans {
+  files: number;
+  bytes: number;
+  /** Paths relative to the data directory, with `/` separators. */
+  paths: { path: string; bytes: number }[];
+}
+
+/** Names of stored files: `ab/abcdef….ext` (storage.ts `contentPath`). */
+const SHARD = /^[0-9a-f]{2}$/;
+const STORED = /^([0-9a-f]{64})\.[a-z0-9]{1,8}$/;
+
+/**
+ * Stored files under `roots` (media folders) that no saved row points at (`known`: paths
+ * relative to the data directory). A file is left this way when its download ended without a
+ * saved row: the worker died between placing it and committing the row, and the row then
+ * failed or expired. A worker saving files meanwhile may show its newest ones here for a moment.
+ * Partial files (`.partial/`) are not stored files and are not looked at.
+ */
+export async function findOrphans(
+  dataDir: string,
+  roots: readonly string[],
+  known: ReadonlySet<string>,
+): Promise<Orphans> {
+  const orphans: Orphans = { files: 0, bytes: 0, paths: [] };
+  for (const root of new Set(roots)) {
+    const shards = await fs.readdir(root, { withFileTypes: true }).catch(() => []);
+    for (const shard of shards) {
+      if (!shard.isDirectory() || !SHARD.test(shard.name)) continue;
+      const dir = path.join(root, shard.name);
+      for (const entry of await fs.readdir(dir, { withFileTypes: true }).catch(() => [])) {
+        const name = STORED.exec(entry.name);
+        if (!entry.isFile() || !name?.[1]?.startsWith(shard.name)) continue;
+        const full = path.join(dir, entry.name);
+        const rel = path.relative(dataDir, full).split(path.sep).join('/');
+        if (known.has(rel)) continue;
+        const stat = await fs.stat(full).catch(() => undefined);
+        if (!stat) continue;
+        orphans.files += 1;
+        orphans.bytes += stat.size;
+        orphans.paths.push({ path: rel, bytes: stat.size });
+      }
+    }
+  }
+  orphans.paths.sort((a, b) => a.path.localeCompare(b.path));
+  return orphans;
 }

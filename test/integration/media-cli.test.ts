@@ -3,6 +3,7 @@
  * filled: counts, JSON, and exit codes (0 all good, 1 a file missing or corrupt, 2 no such run).
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -50,7 +51,26 @@ it('lists and verifies saved media; a missing or changed file makes verify exit 
 
   const ok = harvest(h, 'media', 'verify', '--json');
   expect(ok.code).toBe(0);
-  expect(JSON.parse(ok.stdout)).toMatchObject({ problems: [] });
+  expect(JSON.parse(ok.stdout)).toMatchObject({ problems: [], orphans: { files: 0 } });
+
+  // A stored file no saved row points at: listed, without failing verify.
+  const root = h.runtime.store.savedFiles(runId)[0]!.path.split('/')[0]!;
+  const sha = createHash('sha256').update('orphan').digest('hex');
+  const orphan = `${root}/${sha.slice(0, 2)}/${sha}.png`;
+  fs.mkdirSync(path.dirname(path.join(h.dir, orphan)), { recursive: true });
+  fs.writeFileSync(path.join(h.dir, orphan), 'orphan');
+  const withOrphan = harvest(h, 'media', 'verify');
+  expect(withOrphan.code).toBe(0);
+  expect(withOrphan.stdout).toContain('1 stored files (6 B) that no saved row points at');
+  expect(withOrphan.stdout).toContain(`  orphan  ${orphan}\n`);
+  expect(JSON.parse(harvest(h, 'media', 'verify', '--json').stdout).orphans).toEqual({
+    files: 1,
+    bytes: 6,
+    paths: [{ path: orphan, bytes: 6 }],
+  });
+  // Of one run, files of other runs are not its business.
+  expect(harvest(h, 'media', 'verify', runId).stdout).not.toContain('orphan');
+  fs.rmSync(path.join(h.dir, orphan));
 
   const [first, second] = h.runtime.store.savedFiles(runId);
   fs.appendFileSync(path.join(h.dir, first!.path), 'changed');

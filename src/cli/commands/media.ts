@@ -24,7 +24,9 @@ export function registerMedia(program: Command, ctx: CommandContext): void {
     });
   media
     .command('verify')
-    .description('Re-hash the saved media files; exit 1 if any is missing or corrupt.')
+    .description(
+      'Re-hash the saved media files; exit 1 if any is missing or corrupt. Without a run, also list stored files no saved row points at (they do not change the exit code).',
+    )
     .argument('[run]', 'run id (default: every run)')
     .option('--json', 'machine-readable output')
     .addHelpText(
