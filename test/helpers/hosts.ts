@@ -6,7 +6,9 @@
  * them by an empty tmpfs in their own mount namespace (`ip netns exec` gives each one).
  *
  * Needs root and a kernel that allows network namespaces: `hostsUnavailable()` says why not.
- * Names are short (interfaces have at most 15 characters) and unique per call: `hv<4 hex>...`.
+ * Names are short (interfaces have at most 15 characters) and unique per call: `hv<pid>x<n>...`,
+ * with the pid of the process that made them, so that a later call removes what a test killed
+ * before its cleanup left behind (its process is gone).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -72,9 +74,37 @@ async function usedOctets(): Promise<Set<number>> {
   return used;
 }
 
+/** Calls of createHosts in this process, for unique names. */
+let calls = 0;
+
+/** Namespaces (and their veth pairs) made by processes that no longer run. Returns how many. */
+export async function removeLeftHosts(): Promise<number> {
+  let removed = 0;
+  for (const line of (await ip('netns', 'list').catch(() => '')).split('\n')) {
+    const name = line.split(' ')[0] ?? '';
+    const made = /^hv(\d+)x\d+n\d+$/.exec(name);
+    if (!made || isAlive(Number(made[1]))) continue;
+    await ip('netns', 'del', name).catch(() => undefined);
+    await ip('link', 'del', name.replace(/n(\d+)$/, 'h$1')).catch(() => undefined);
+    removed += 1;
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** Makes `count` namespaces, each with a veth pair on a /30 of its own. */
 export async function createHosts(count: number): Promise<Hosts> {
-  const id = randomBytes(2).toString('hex');
+  await removeLeftHosts();
+  calls += 1;
+  const id = `${process.pid}x${calls}`;
   const made: { ns: string; localIf: string }[] = [];
   const remove = async () => {
     const problems: string[] = [];

@@ -10,11 +10,12 @@
  * Where namespaces cannot be made (not root, no `ip netns`, no redis-server) the file says why
  * and skips: it never fakes the hosts.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { existsSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +27,7 @@ import {
   hostsUnavailable,
   netnsInode,
   type RedisServer,
+  removeLeftHosts,
   routesOf,
   spawnInHost,
   startRedisServer,
@@ -35,6 +37,7 @@ import {
 import { parsePrometheusText } from '../helpers/prometheus.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
+const execFileAsync = promisify(execFile);
 const unavailable = await hostsUnavailable();
 if (unavailable) console.warn(`many-hosts test skipped: ${unavailable}`);
 
@@ -393,6 +396,31 @@ describe.skipIf(unavailable !== undefined)(
       const clients = String(await client.client('LIST'));
       client.disconnect();
       for (const host of hosts) expect(clients).toContain(`addr=${host.addr}:`);
+    });
+
+    it('namespaces left by a test killed before its cleanup are removed by the next one', async () => {
+      // A process that has ended: what a killed test leaves is named after it.
+      const gone = spawnSync(
+        process.execPath,
+        ['-e', 'process.stdout.write(String(process.pid))'],
+        {
+          encoding: 'utf8',
+        },
+      );
+      const left = `hv${gone.stdout}x1n1`;
+      await execFileAsync('ip', ['netns', 'add', left]);
+      const live = `hv${process.pid}x9n1`;
+      await execFileAsync('ip', ['netns', 'add', live]);
+      try {
+        expect(await removeLeftHosts()).toBeGreaterThanOrEqual(1);
+        const names = (await execFileAsync('ip', ['netns', 'list'])).stdout;
+        expect(names).not.toContain(left);
+        // This process still runs: its namespaces stay.
+        expect(names).toContain(live);
+      } finally {
+        await execFileAsync('ip', ['netns', 'del', left]).catch(() => undefined);
+        await execFileAsync('ip', ['netns', 'del', live]).catch(() => undefined);
+      }
     });
   },
 );
