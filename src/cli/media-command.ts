@@ -92,7 +92,7 @@ export async function mediaVerify(
   let dirs: string[];
   try {
     files = store.savedFiles(runId);
-    dirs = runId === undefined ? store.mediaDirs() : [];
+    dirs = runId === undefined ? store.media.dirs() : [];
   } finally {
     store.close();
   }
@@ -101,13 +101,7 @@ export async function mediaVerify(
     runId === undefined
       ? await findOrphans(
           settings.dataDir,
-          dirs.flatMap((dir) => {
-            try {
-              return [mediaRoot(settings.dataDir, dir)];
-            } catch {
-              return [];
-            }
-          }),
+          dirs.map((dir) => mediaRoot(settings.dataDir, dir)),
           new Set(files.map((f) => f.path)),
         )
       : undefined;

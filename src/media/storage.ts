@@ -34,12 +34,27 @@ export function mediaRoot(dataDir: string, dir: string): string {
   return target;
 }
 
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+const EXTENSION = /^[a-z0-9]{1,8}$/;
+
 /** `ab/abcdef….png` for a sha256 (hex) and an extension. */
 export function contentPath(sha256: string, ext: string): string {
-  if (!/^[0-9a-f]{64}$/.test(sha256) || !/^[a-z0-9]{1,8}$/.test(ext)) {
+  if (!SHA256_HEX.test(sha256) || !EXTENSION.test(ext)) {
     throw new Error(`not a content address: ${sha256}.${ext}`);
   }
   return `${sha256.slice(0, 2)}/${sha256}.${ext}`;
+}
+
+/** Whether `folder/name` is a path `contentPath` makes (a stored file, not a partial one). */
+export function isContentPath(folder: string, name: string): boolean {
+  const dot = name.indexOf('.');
+  const sha256 = name.slice(0, dot);
+  return (
+    dot > 0 &&
+    SHA256_HEX.test(sha256) &&
+    EXTENSION.test(name.slice(dot + 1)) &&
+    folder === sha256.slice(0, 2)
+  );
 }
 
 /** Separates the owner (a worker id) from the random part of a partial file's name. */

@@ -6,7 +6,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { StoredFileRef } from '../store/index.ts';
-import { hashFile } from './storage.ts';
+import { hashFile, isContentPath } from './storage.ts';
 
 export interface VerifyProblem {
   path: string;
@@ -65,10 +65,6 @@ export interface Orphans {
   paths: { path: string; bytes: number }[];
 }
 
-/** Names of stored files: `ab/abcdef….ext` (storage.ts `contentPath`). */
-const SHARD = /^[0-9a-f]{2}$/;
-const STORED = /^([0-9a-f]{64})\.[a-z0-9]{1,8}$/;
-
 /**
  * Stored files under `roots` (media folders) that no saved row points at (`known`: paths
  * relative to the data directory). A file is left this way when its download ended without a
@@ -85,11 +81,11 @@ export async function findOrphans(
   for (const root of new Set(roots)) {
     const shards = await fs.readdir(root, { withFileTypes: true }).catch(() => []);
     for (const shard of shards) {
-      if (!shard.isDirectory() || !SHARD.test(shard.name)) continue;
+      // `.partial` and anything else that cannot hold stored files is passed over.
+      if (!shard.isDirectory() || shard.name.length !== 2) continue;
       const dir = path.join(root, shard.name);
       for (const entry of await fs.readdir(dir, { withFileTypes: true }).catch(() => [])) {
-        const name = STORED.exec(entry.name);
-        if (!entry.isFile() || !name?.[1]?.startsWith(shard.name)) continue;
+        if (!entry.isFile() || !isContentPath(shard.name, entry.name)) continue;
         const full = path.join(dir, entry.name);
         const rel = path.relative(dataDir, full).split(path.sep).join('/');
         if (known.has(rel)) continue;

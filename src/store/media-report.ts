@@ -56,8 +56,6 @@ export interface MediaReports {
   mediaCounts(runId?: string): MediaCounts;
   /** The distinct files saved rows point at (of one run, or all). */
   savedFiles(runId?: string): StoredFileRef[];
-  /** The media folders runs have saved into (their `media.dir`, relative to the data directory). */
-  mediaDirs(): string[];
 }
 
 const zeroStatuses = (): Record<MediaStatus, number> =>
@@ -102,8 +100,6 @@ export function createMediaReports(db: Database): MediaReports {
      GROUP BY path, sha256 ORDER BY path`,
   );
 
-  const dirs = db.prepare<[], string>('SELECT DISTINCT dir FROM run_media ORDER BY dir').pluck();
-
   return {
     mediaSummary(runId) {
       const row = summary.get(runId);
@@ -144,6 +140,5 @@ export function createMediaReports(db: Database): MediaReports {
       return out;
     },
     savedFiles: (runId) => files.all({ run: runId ?? null }),
-    mediaDirs: () => dirs.all(),
   };
 }
