@@ -30,13 +30,14 @@ const encode = format === 'csv' ? csvLines(query.columns) : jsonlLines(query.col
 const builder =
   format === 'parquet' ? new RowGroupBuilder(query.columns, { rowGroupRows }) : undefined;
 
-/** Buffers the main thread has written out and handed back, to fill again. */
-const spare: ArrayBuffer[] = [];
+/**
+ * Buffers handed back to fill again: of pages the main thread has written out (JSONL, CSV), or
+ * of row groups the Parquet thread has encoded.
+ */
+const spare = new SpareBuffers();
 
 function buffer(bytes: number): Buffer {
-  const reused = spare.pop();
-  if (reused && reused.byteLength >= bytes) return Buffer.from(reused);
-  return Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, bytes));
+  return Buffer.from(spare.buffer(Math.max(CHUNK_BYTES, bytes)));
 }
 
 /** The bytes of one page, as they are written. */
@@ -71,7 +72,7 @@ function readPage({ bounds, spare: handedBack }: PageCall): {
   value: Page;
   transfer: ArrayBuffer[];
 } {
-  spare.push(...handedBack);
+  spare.give(handedBack);
   const bytes = new PageBytes();
   let rows = 0;
   let batch: ExportRow[] = [];
@@ -88,19 +89,16 @@ function readPage({ bounds, spare: handedBack }: PageCall): {
   return { value: { rows, chunks }, transfer: buffers };
 }
 
-/** Buffers of row groups encoded already, to gather others into (Parquet). */
-const spareGroups = new SpareBuffers();
-
 /** A Parquet page: its rows' values, as row groups (more than one when its text is long). */
 function readGroups(builder: RowGroupBuilder, { bounds, spare: handedBack }: PageCall) {
-  spareGroups.give(handedBack);
+  spare.give(handedBack);
   const groups: RowGroupData[] = [];
   let rows = 0;
   for (const row of store.exports.iteratePage(query, bounds)) {
     rows++;
-    if (builder.push(row)) groups.push(builder.take(spareGroups));
+    if (builder.push(row)) groups.push(builder.take(spare));
   }
-  if (builder.rows > 0) groups.push(builder.take(spareGroups));
+  if (builder.rows > 0) groups.push(builder.take(spare));
   const value: Page = { rows, chunks: [], groups };
   return { value, transfer: groups.flatMap(groupBuffers) };
 }

@@ -151,7 +151,7 @@ const FRESH: Buffers = {
 /** A byte column's values: their UTF-8 bytes end to end, and where each ends (-1: null). */
 export interface BytesData {
   bytes: Uint8Array;
-  ends: Int32Array | number[];
+  ends: Int32Array;
 }
 
 function byteValues(bytes: Uint8Array, ends: Int32Array | number[]): (Uint8Array | null)[] {
@@ -323,7 +323,7 @@ export function groupBuffers(group: RowGroupData): ArrayBuffer[] {
   return group.columns.flatMap((c) => {
     if ('numbers' in c) return [c.numbers.buffer as ArrayBuffer];
     const b = 'repeating' in c ? c.repeating : c;
-    return [b.bytes.buffer as ArrayBuffer, (b.ends as Int32Array).buffer as ArrayBuffer];
+    return [b.bytes.buffer as ArrayBuffer, b.ends.buffer as ArrayBuffer];
   });
 }
 

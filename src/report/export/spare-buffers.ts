@@ -1,7 +1,8 @@
 /**
- * Buffers that went to another thread and came back, to be filled again. A Parquet export
- * moves every row group's values from the reader to the Parquet thread, and the encoded bytes
- * from there to the writing thread: some 80 buffers per row group. Allocated afresh each time,
+ * Buffers that went to another thread and came back, to be filled again. An export moves its
+ * bytes between threads: a JSONL or CSV page from its reader to the writing thread; a Parquet
+ * row group's values from the reader to the Parquet thread (some 80 buffers per row group), and
+ * the encoded bytes from there to the writing thread. Allocated afresh each time,
  * they die in a thread that did not allocate them, and V8 frees dead buffers only at its next
  * collection, which outside memory alone triggers after some 64 MB per thread: the process then
  * held that much garbage per thread, and malloc kept the pages. Handed back and reused, the same
