@@ -19,14 +19,16 @@
  * Redis. The machine may be shared: CPU time per unit is less sensitive to that than wall time,
  * but cache and scheduler contention still move it by some percent.
  *
- * Each concurrency is measured ROUNDS times (default 3), BullMQ then harvest each round, and
- * judged on the median ratio of the rounds: one pair swings by a third from run to run here
- * (2.4 to 3.5 at c=64 in one afternoon, with harvest's CPU per search steady within 5% and the
- * baseline's moving), so a single pair judged the machine's mood. Every round's ratio is printed.
+ * Each concurrency is measured ROUNDS times (default 5) and judged on the median ratio of the
+ * rounds. Each harvest run sits between two BullMQ runs, and its round's baseline is their mean:
+ * this machine's speed drifts by a fifth within a minute (the same harvest run cost 435 and
+ * 730 µs per search ten minutes apart), so a baseline taken only before the harvest run judged
+ * the drift as much as harvest (one pair swung from 2.4 to 3.5 at c=64 in one afternoon). The
+ * BullMQ runs are short, so bracketing costs little. Every round's ratio is printed.
  *
  * Run: `npx tsx test/bench/overhead.bench.ts`
  * Knobs (env): N (searches and jobs per case, default 20,000), CONCURRENCIES (default 64,256),
- * ROUNDS (default 3),
+ * ROUNDS (default 5),
  * REDIS_URL (default redis://127.0.0.1:6379; on a shared machine give it a redis-server of its
  * own, as Redis's CPU time counts every client's work).
  */
@@ -64,7 +66,7 @@ const CONCURRENCIES = (process.env.CONCURRENCIES ?? '64,256')
   .split(',')
   .map((c) => Number(c.trim()))
   .filter((c) => c > 0);
-const ROUNDS = Math.max(1, Number(process.env.ROUNDS ?? 3));
+const ROUNDS = Math.max(1, Number(process.env.ROUNDS ?? 5));
 /** Target: harvest's CPU per search over BullMQ's CPU per no-op job, at most this. */
 const MAX_CPU_RATIO = 3.0;
 /** Jobs per addBulk call, as harvest's enqueue uses. */
@@ -203,6 +205,26 @@ async function bullmqBaseline(concurrency: number): Promise<BaselineCase> {
   return { perSec: N / seconds, workers: workers.length, cpu };
 }
 
+/** The baseline of a harvest run: the mean of the BullMQ runs before and after it. */
+function meanBaseline(
+  before: BaselineCase,
+  after: BaselineCase,
+): BaselineCase & { before: CpuSplit; after: CpuSplit } {
+  const mean = (a: number, b: number) => (a + b) / 2;
+  return {
+    perSec: mean(before.perSec, after.perSec),
+    workers: before.workers,
+    cpu: {
+      main: mean(before.cpu.main, after.cpu.main),
+      writer: mean(before.cpu.writer, after.cpu.writer),
+      threads: mean(before.cpu.threads, after.cpu.threads),
+      redis: mean(before.cpu.redis, after.cpu.redis),
+    },
+    before: before.cpu,
+    after: after.cpu,
+  };
+}
+
 /** harvest: `count` plain searches; searches per second from startRun to the run's completion. */
 async function harvestRun(
   sandbox: SandboxChild,
@@ -271,16 +293,22 @@ async function main(): Promise<void> {
   const ratios: { concurrency: number; ratio: number; each: number[] }[] = [];
   for (const concurrency of CONCURRENCIES) {
     const rounds: Array<{ ratio: number; baseline: BaselineCase; harvest: HarvestCase }> = [];
+    let before = await bullmqBaseline(concurrency);
     for (let round = 1; round <= ROUNDS; round++) {
-      const baseline = await bullmqBaseline(concurrency);
       const harvest = await harvestRun(sandbox, concurrency);
+      const after = await bullmqBaseline(concurrency);
+      const baseline = meanBaseline(before, after);
+      before = after;
       const ratio = ownCpu(harvest.cpu) / ownCpu(baseline.cpu);
       rounds.push({ ratio, baseline, harvest });
       console.log(
         `  c=${concurrency}, round ${round}/${ROUNDS}: CPU per search ÷ CPU per BullMQ job ${fixed(ratio, 2)} ` +
           `(${baseline.workers} BullMQ workers of <= ${SLOTS_PER_WORKER} slots each side)`,
       );
-      console.log(`    CPU per BullMQ job: ${formatCpu(baseline.cpu)}`);
+      console.log(
+        `    CPU per BullMQ job: ${formatCpu(baseline.cpu)} ` +
+          `(mean of ${fixed(ownCpu(baseline.before), 0)} before and ${fixed(ownCpu(baseline.after), 0)} after)`,
+      );
       console.log(`    CPU per search:     ${formatCpu(harvest.cpu)}`);
     }
     // The round of the median ratio stands for the concurrency (of an even count, the higher).
