@@ -77,13 +77,7 @@ export async function waitingRecords(storeQueue: Queue): Promise<WaitingRecords>
 export interface StoreSinkOptions {
   /** Flush at once when this many events are waiting. Default 500. */
   maxBatch?: number;
-  /**
-   * Longest an event waits for companions before a flush, in ms. Default 10: each flush is a
-   * commit that waits for the disk (or a store job), and costs the writer about as much CPU as
-   * the rows of five searches. A pool at concurrency 64 against a zero-latency sandbox flushed
-   * about 20 searches at a time at 2 ms and 55 at 10 ms, for about a tenth less writer CPU per
-   * search; a search that takes seconds completes at most 10 ms later.
-   */
+  /** Longest an event waits for companions before a flush, in ms. Default 2. */
   maxDelayMs?: number;
   /**
    * Writes in flight at once; events pushed meanwhile wait for one to end and go together in
@@ -112,7 +106,7 @@ export class StoreSink {
   constructor(write: WriteEvents, options: StoreSinkOptions = {}) {
     this.#write = write;
     this.#maxBatch = options.maxBatch ?? 500;
-    this.#maxDelayMs = options.maxDelayMs ?? 10;
+    this.#maxDelayMs = options.maxDelayMs ?? 2;
     this.#maxInFlight = options.maxInFlight ?? Number.POSITIVE_INFINITY;
   }
 
