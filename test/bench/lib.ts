@@ -347,6 +347,13 @@ export function sumCalls(calls: Record<string, number> | undefined): number {
   return Object.values(calls ?? {}).reduce((a, b) => a + b, 0);
 }
 
+/** The median; of an even count, the mean of the two middle values. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
 export function fixed(n: number, digits = 2): string {
   return Number.isFinite(n) ? n.toFixed(digits) : String(n);
 }

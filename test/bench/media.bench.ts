@@ -82,6 +82,7 @@ import {
   benchPrefix,
   closer,
   fixed,
+  median,
   pct,
   printBlock,
   readCpuMs,
@@ -351,12 +352,6 @@ function cpuPerFile(from: Cpu, files: number): Cpu {
     main: per(to.main - from.main),
     sandbox: per(to.sandbox - from.sandbox),
   };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 async function main(): Promise<void> {

@@ -16,9 +16,9 @@
  * 1,000,000 takes about ten times as long), WINDOW (default: harvest's default), CONCURRENCY
  * (worker, default 32), ORDER (`windowed-first` to run the windowed mode first), ROUNDS (pairs
  * of runs, default 1; each pair in the other order than the last, and the throughput ratio's
- * median printed: on a shared machine one pair says little), MODES (`windowed` runs the windowed
- * mode alone: the issue's 1,000,000 tasks, whose memory figures need no baseline; the throughput
- * comparison is made at 100,000).
+ * median printed, of an even count the mean of the middle two: on a shared machine one pair
+ * says little), MODES (`windowed` runs the windowed mode alone: the issue's 1,000,000 tasks,
+ * whose memory figures need no baseline; the throughput comparison is made at 100,000).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -43,6 +43,7 @@ import {
   HARVEST_BIN,
   matrixPipeline,
   mb,
+  median,
   onCleanup,
   printBlock,
   readRssKb,
@@ -248,7 +249,6 @@ async function main(): Promise<void> {
     ratios.push(report(results));
   }
   if (ROUNDS > 1) {
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const whole = median(ratios.map((r) => r.whole));
     const mid = median(ratios.map((r) => r.mid));
     printBlock('window: throughput, windowed / enqueue-all', [
