@@ -12,8 +12,9 @@
  * is not kept full from calls that take longer; and from the first call's start to the last
  * call's end, ramp-up and the last wave's drain included.
  *
- * Targets: throughput / ideal >= 0.95; each worker's RSS <= 400 MB and flat (at 90% of the run
- * no more than 1.25 times its RSS at 25%); event-loop delay p99 <= 50 ms (the worker's
+ * Targets: throughput / ideal >= 0.95; each worker's RSS <= 400 MB and flat (its peak while the
+ * last part of the run ended, 60% to 95% of the calls, no more than 1.25 times its peak while
+ * 25% to 60% ended); event-loop delay p99 <= 50 ms (the worker's
  * Prometheus metrics, `harvest_nodejs_eventloop_lag_p99_seconds`, from perf_hooks'
  * monitorEventLoopDelay, reset at every scrape: the worst 2 s interval is reported).
  *
@@ -208,8 +209,15 @@ function steadyState(calls: { start: number; end: number }[]) {
   };
 }
 
-function rssAt(probe: WorkerProbe, fraction: number): number | undefined {
-  return probe.rss.find((s) => s.ended >= fraction)?.kb;
+/**
+ * The highest RSS read while the share of the run ended went from `from` to `to`. Flatness
+ * compares peaks, not single readings: a worker's RSS is a sawtooth of V8's heap growing until a
+ * major collection (one worker here: 129, 190, then 150 MB), and a reading at 90% against one
+ * at 25% took a tooth for growth (1.34 in one run, 0.97 in the next).
+ */
+function peakRss(probe: WorkerProbe, from: number, to: number): number | undefined {
+  const kbs = probe.rss.filter((s) => s.ended > from && s.ended <= to).map((s) => s.kb);
+  return kbs.length > 0 ? Math.max(...kbs) : undefined;
 }
 
 async function main(): Promise<void> {
@@ -263,13 +271,13 @@ async function main(): Promise<void> {
     let lagOk = true;
     for (const p of r.probes) {
       const peak = Math.max(...p.rss.map((s) => s.kb));
-      const growth = (rssAt(p, 0.9) ?? Number.NaN) / (rssAt(p, 0.25) ?? Number.NaN);
+      const growth = (peakRss(p, 0.6, 0.95) ?? Number.NaN) / (peakRss(p, 0.25, 0.6) ?? Number.NaN);
       const lag = p.lagP99Ms.length ? Math.max(...p.lagP99Ms) : Number.NaN;
       rssOk &&= peak / 1024 <= MAX_RSS_MB && (growth <= MAX_GROWTH || Number.isNaN(growth));
       lagOk &&= !(lag > MAX_LAG_P99_MS);
       rows.push([
         p.label,
-        `RSS peak ${mb(peak)}, 90%/25% ${fixed(growth, 3)}, event-loop p99 worst ${fixed(lag, 1)} ms`,
+        `RSS peak ${mb(peak)}, peak 60-95% / 25-60% ${fixed(growth, 3)}, event-loop p99 worst ${fixed(lag, 1)} ms`,
       ]);
     }
     printBlock(layout.label, rows);
