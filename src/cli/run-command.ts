@@ -3,10 +3,14 @@
  * record and enqueue the run (or resume one), start local workers with --local, follow the run
  * to its end, and handle Ctrl-C.
  */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createApiClient } from '../api/index.ts';
 import type { Settings } from '../config.ts';
 import { UsageError } from '../errors.ts';
 import { createLogger, type Logger } from '../log.ts';
+import { Feeder } from '../run/feeder.ts';
 import { liftKeyPauseIfFixed } from '../run/key-pause.ts';
 import { openRuntime, type Runtime } from '../run/runtime.ts';
 import { type LoadedPipeline, loadValidPipeline, resumeRun, startRun } from '../run/start.ts';
@@ -77,6 +81,7 @@ class RunSession {
   readonly #stopEnqueuing = new AbortController();
   #runId: string | undefined;
   #pool: Pool | undefined;
+  #feeder: Feeder | undefined;
   #interrupted = false;
 
   constructor(runtime: Runtime, settings: Settings, logger: Logger, opts: RunOptions) {
@@ -176,6 +181,8 @@ class RunSession {
     this.#onForced = () => view.stop();
     let noticed = false;
     const watch = await this.#watchRedis();
+    // A local pool feeds the run itself (its store role).
+    if (!this.#opts.local) this.#feeder = this.#startFeeder();
     const final = await waitForRun(this.#runtime, runId, {
       signal: this.#stopWaiting.signal,
       noWorkerAfterMs: this.#opts.local ? undefined : NO_WORKER_NOTICE_MS,
@@ -191,6 +198,7 @@ class RunSession {
         }
       },
     });
+    await this.#feeder?.stop();
     await watch.close();
     view.stop();
     if (this.#opts.json) process.stdout.write(`${JSON.stringify(final, null, 2)}\n`);
@@ -244,6 +252,31 @@ class RunSession {
   }
 
   /**
+   * While it waits, `run` feeds runs larger than the queue window from SQLite (it holds the
+   * database, and its loop is idle): it asks for the feeder lease, which the store worker lets
+   * go of between two rounds and takes back once this command ends. Enqueuing the window's
+   * next jobs then costs the store worker's loop nothing, where that worker also runs searches
+   * on the same cores (`worker` with its default roles, say).
+   */
+  #startFeeder(): Feeder {
+    const { store, searchQueue, redis, keys } = this.#runtime;
+    const feeder = new Feeder(
+      {
+        store,
+        queue: searchQueue,
+        redis,
+        keys,
+        owner: `run-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+        // A round that fails (Redis away) is tried again at the next; the watch says why.
+        log: this.#logger.child({}, { level: 'error' }),
+      },
+      { windowJobs: this.#settings.queueWindow, preferred: true },
+    );
+    feeder.start();
+    return feeder;
+  }
+
+  /**
    * First Ctrl-C. A local run is stopped (its queued jobs leave the queue, calls in flight
    * finish and are recorded, it shows as interrupted); a run worked elsewhere goes on, and
    * this command stops following it.
@@ -270,6 +303,8 @@ class RunSession {
     this.#onForced();
     restoreTerminal();
     process.stderr.write('\nstopping now: calls in flight are recorded as lost (cost unknown)\n');
+    // The feeder lets go of its lease once its round ends; if that takes long, the lease lapses.
+    await Promise.race([this.#feeder?.stop(), sleep(1000)]).catch(() => {});
     await this.#pool
       ?.forceClose('stopped by the user before the answer arrived; the cost is unknown')
       .catch(() => {});

@@ -36,22 +36,36 @@ if ARGV[4] == '' then redis.call('HDEL', KEYS[2], ARGV[2])
 else redis.call('HSET', KEYS[2], ARGV[2], ARGV[4]) end
 return 1`;
 
-// KEYS: lease. ARGV: owner, ttl ms. Takes a free lease or renews one's own.
+// KEYS: lease, want. ARGV: owner, ttl ms, '1' when the owner asks for the lease before others.
+// Takes a free lease or renews one's own, unless another feeder asked for it: then a lease
+// held is let go (its holder calls between two rounds) for the asker to take at its next call.
+// The first to ask keeps asking; a second asker waits like any feeder.
 const HOLD = `
+if ARGV[3] == '1' then
+  local asker = redis.call('GET', KEYS[2])
+  if not asker or asker == ARGV[1] then redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2]) end
+end
 local holder = redis.call('GET', KEYS[1])
+local asker = redis.call('GET', KEYS[2])
+if asker and asker ~= ARGV[1] then
+  if holder == ARGV[1] then redis.call('DEL', KEYS[1]) end
+  return 0
+end
 if holder == ARGV[1] then redis.call('PEXPIRE', KEYS[1], ARGV[2]) return 1 end
 if holder then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 return 1`;
 
-// KEYS: lease. ARGV: owner.
+// KEYS: lease, want. ARGV: owner.
 const RELEASE = `
+if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0`;
 
 export interface FeedKeys {
   feed: string;
   feederLease: string;
+  feederWant: string;
 }
 
 /** A feed entry as stored, with its text (what `advance` compares). */
@@ -116,15 +130,27 @@ export class FeedState {
     await this.#redis.hdel(this.#keys.feed, runId);
   }
 
-  /** Takes the feeder lease if it is free, or renews it if `owner` holds it. */
-  async hold(owner: string, ttlMs: number): Promise<boolean> {
+  /**
+   * Takes the feeder lease if it is free, or renews it if `owner` holds it. Call it only
+   * between rounds of feeding: when another feeder asked for the lease, a holder lets go of it
+   * here. `preferred`: ask for the lease (for `ttlMs`, renewed at each call) before others.
+   */
+  async hold(
+    owner: string,
+    ttlMs: number,
+    options: { preferred?: boolean } = {},
+  ): Promise<boolean> {
+    const { feederLease, feederWant } = this.#keys;
+    const asks = options.preferred ? '1' : '0';
     return (
-      ((await this.#redis.eval(HOLD, 1, this.#keys.feederLease, owner, ttlMs)) as number) === 1
+      ((await this.#redis.eval(HOLD, 2, feederLease, feederWant, owner, ttlMs, asks)) as number) ===
+      1
     );
   }
 
+  /** Gives up the lease and the ask for it, if `owner` has them. */
   async release(owner: string): Promise<void> {
-    await this.#redis.eval(RELEASE, 1, this.#keys.feederLease, owner);
+    await this.#redis.eval(RELEASE, 2, this.#keys.feederLease, this.#keys.feederWant, owner);
   }
 
   /** Who holds the lease now, if anyone. */

@@ -79,6 +79,11 @@ export interface HarvestKeys {
   readonly feed: string;
   /** String with TTL: the id of the one process feeding runs (src/run/feeder.ts). */
   readonly feederLease: string;
+  /**
+   * String with TTL: the id of a feeder that asks for the lease before others (`run --wait`);
+   * the holder lets go of it between two rounds.
+   */
+  readonly feederWant: string;
   /** Pattern matching every key harvest owns under this prefix (for cleanup in tests). */
   readonly pattern: string;
 }
@@ -99,6 +104,7 @@ export function harvestKeys(prefix: string): HarvestKeys {
     mediaPriorityAnchor: `${base}:media-priority-anchor`,
     feed: `${base}:feed`,
     feederLease: `${base}:feeder-lease`,
+    feederWant: `${base}:feeder-want`,
     pattern: `${prefix}:*`,
   };
 }

@@ -4,7 +4,9 @@
  * (the host that owns the database, `harvest run --local` included), but only the holder of a
  * Redis lease feeds: one feeder at a time whatever the number of such pools. The lease lasts
  * `leaseMs` and is renewed at each round; when its holder dies, another takes over once it
- * expires, from the cursors in Redis (src/queue/feed-state.ts).
+ * expires, from the cursors in Redis (src/queue/feed-state.ts). A `preferred` feeder (`run
+ * --wait`, which holds the database and is idle while it waits) asks for the lease, and the
+ * holder lets go of it between two rounds, so the lease never changes hands mid-round.
  *
  * Each round: count the jobs in the queue (all runs); if the room left in the window is worth
  * a batch, give it to the runs being fed, oldest run first, each in task-key order: the order
@@ -27,6 +29,11 @@ export interface FeederOptions {
   pollMs?: number;
   /** How long the lease outlives a silent holder, in ms. Default 10000. */
   leaseMs?: number;
+  /**
+   * Ask for the lease before other feeders: the holder lets go of it after its current round.
+   * `run --wait` feeds so while it waits (src/cli/run-command.ts). Default false.
+   */
+  preferred?: boolean;
 }
 
 export interface FeederDeps {
@@ -50,6 +57,7 @@ export class Feeder {
   readonly #windowJobs: number;
   readonly #pollMs: number;
   readonly #leaseMs: number;
+  readonly #preferred: boolean;
   #timer: NodeJS.Timeout | undefined;
   #round: Promise<unknown> = Promise.resolve();
   #stopped = false;
@@ -60,6 +68,7 @@ export class Feeder {
     this.#windowJobs = options.windowJobs;
     this.#pollMs = options.pollMs ?? 100;
     this.#leaseMs = options.leaseMs ?? 10_000;
+    this.#preferred = options.preferred ?? false;
   }
 
   /** Rounds every `pollMs` until `stop`. */
@@ -86,7 +95,7 @@ export class Feeder {
   /** One round; returns how many jobs it enqueued. */
   async feedOnce(): Promise<number> {
     const { feed, owner, log, queue } = this.#deps;
-    const leading = await feed.hold(owner, this.#leaseMs);
+    const leading = await feed.hold(owner, this.#leaseMs, { preferred: this.#preferred });
     if (leading !== this.#leading) {
       this.#leading = leading;
       log.debug({ owner }, leading ? 'feeding runs from SQLite' : 'another process feeds runs');

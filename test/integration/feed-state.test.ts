@@ -35,6 +35,35 @@ describe('feed state', () => {
     expect(await feed.holder()).toBeNull();
   });
 
+  it("hands the lease to a feeder that asks for it, at the holder's next call, and back", async () => {
+    const feed = state();
+    expect(await feed.hold('worker', 5000)).toBe(true);
+    // The asker does not take a lease held: the holder may be mid-round.
+    expect(await feed.hold('cli', 5000, { preferred: true })).toBe(false);
+    expect(await feed.holder()).toBe('worker');
+    // Between two rounds, the holder lets go of it...
+    expect(await feed.hold('worker', 5000)).toBe(false);
+    expect(await feed.holder()).toBeNull();
+    // ...and only the asker takes it; a second asker waits like anyone.
+    expect(await feed.hold('other', 5000)).toBe(false);
+    expect(await feed.hold('cli2', 5000, { preferred: true })).toBe(false);
+    expect(await feed.hold('cli', 5000, { preferred: true })).toBe(true);
+    expect(await feed.hold('cli', 5000, { preferred: true })).toBe(true);
+    expect(await feed.hold('worker', 5000)).toBe(false);
+    // The asker gives up the lease and its ask: the next caller takes the lease.
+    await feed.release('cli');
+    expect(await feed.hold('worker', 5000)).toBe(true);
+    expect(await feed.holder()).toBe('worker');
+  });
+
+  it('lets another feeder take the lease once an asker that died stops asking', async () => {
+    const feed = state();
+    expect(await feed.hold('cli', 1000, { preferred: true })).toBe(true);
+    expect(await feed.hold('worker', 1000)).toBe(false);
+    await sleep(1200);
+    expect(await feed.hold('worker', 1000)).toBe(true);
+  });
+
   it('moves a cursor only with the lease and only if the entry is unchanged', async () => {
     const feed = state();
     await feed.register('run1', entry);

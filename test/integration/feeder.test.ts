@@ -13,7 +13,7 @@ import { stopRun } from '../../src/run/stop.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { startLocalPool } from '../../src/worker/local.ts';
 import type { Pool } from '../../src/worker/pool.ts';
-import { runCli } from '../helpers/cli.ts';
+import { runCli, spawnCli } from '../helpers/cli.ts';
 import { type Harness, harvestEnv, startHarness } from '../helpers/harness.ts';
 
 const BIN = path.resolve('bin/harvest.js');
@@ -209,6 +209,40 @@ describe('the queue window', () => {
     expect(summary.creditsUsed).toBeLessThanOrEqual(60);
     expect(final.done).toBeGreaterThan(0);
     expect(h.runtime.store.tasks.failedByCode(runId)).toHaveProperty('BUDGET_EXCEEDED');
+  }, 60_000);
+
+  it('run --wait feeds its run while it waits, and the store worker feeds again after', async () => {
+    h = await harness(5);
+    const feed = new FeedState(h.runtime.redis, h.runtime.keys);
+    const here = await pool(h, ['search', 'store'], 4);
+    while ((await feed.holder()) !== here.workerId) await sleep(20);
+    const file = h.writePipeline('asked', pipeline('asked', 300));
+    sampler = sampleQueue(h);
+    const cli = spawnCli(['run', file, '--wait'], h.settings, {
+      HARVEST_QUEUE_WINDOW: String(WINDOW),
+    });
+    children.add(cli.child);
+    // The store worker lets go of the lease between two rounds, and `run` takes it.
+    const holders = new Set<string>();
+    let code: number | null | undefined;
+    void cli.exited.then((c) => {
+      code = c;
+    });
+    while (code === undefined) {
+      const holder = await feed.holder();
+      if (holder) holders.add(holder);
+      await sleep(20);
+    }
+    children.delete(cli.child);
+    expect(code, cli.stderr()).toBe(0);
+    expect([...holders].some((x) => x.startsWith('run-'))).toBe(true);
+    // `run` gave the lease back as it ended: the store worker holds it again at its next round.
+    while ((await feed.holder()) !== here.workerId) await sleep(20);
+    const max = await sampler.stop();
+    sampler = undefined;
+    expect(max).toBeLessThanOrEqual(WINDOW);
+    const [runId] = h.runtime.store.runs.list({ limit: 1 }).map((r) => r.id);
+    expectStoredOnce(h, runId!, 300);
   }, 60_000);
 
   it('takes over from a feeder process that died', async () => {
