@@ -121,6 +121,8 @@ class RunSession {
   }
 
   async close(): Promise<void> {
+    // Also when following ended in an error: a feeder left running would keep the process up.
+    await this.#feeder?.stop().catch(() => {});
     await this.#pool?.close();
     await this.#runtime.close();
   }
