@@ -121,7 +121,8 @@ class RunSession {
   }
 
   async close(): Promise<void> {
-    // Also when following ended in an error: a feeder left running would keep the process up.
+    // The store worker takes the lease back at its next round. Also after an error: a feeder
+    // left running would keep the process up.
     await this.#feeder?.stop().catch(() => {});
     await this.#pool?.close();
     await this.#runtime.close();
@@ -200,7 +201,6 @@ class RunSession {
         }
       },
     });
-    await this.#feeder?.stop();
     await watch.close();
     view.stop();
     if (this.#opts.json) process.stdout.write(`${JSON.stringify(final, null, 2)}\n`);
@@ -269,8 +269,8 @@ class RunSession {
         redis,
         keys,
         owner: `run-${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
-        // A round that fails (Redis away) is tried again at the next; the watch says why.
-        log: this.#logger.child({}, { level: 'error' }),
+        // A round that fails is tried again at the next; Redis going away is said by the watch.
+        log: this.#logger,
       },
       { windowJobs: this.#settings.queueWindow, preferred: true },
     );

@@ -41,12 +41,12 @@ return 1`;
 // held is let go (its holder calls between two rounds) for the asker to take at its next call.
 // The first to ask keeps asking; a second asker waits like any feeder.
 const HOLD = `
-if ARGV[3] == '1' then
-  local asker = redis.call('GET', KEYS[2])
-  if not asker or asker == ARGV[1] then redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2]) end
+local asker = redis.call('GET', KEYS[2])
+if ARGV[3] == '1' and (not asker or asker == ARGV[1]) then
+  redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+  asker = ARGV[1]
 end
 local holder = redis.call('GET', KEYS[1])
-local asker = redis.call('GET', KEYS[2])
 if asker and asker ~= ARGV[1] then
   if holder == ARGV[1] then redis.call('DEL', KEYS[1]) end
   return 0
