@@ -34,7 +34,8 @@ const ceilingMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1
 
 /**
  * The delay of each retry of a job, in order: from the `delayed` events BullMQ writes to the
- * queue's event stream (the entry's id is when, its `delay` field until when).
+ * queue's event stream (the entry's id is when, its `delay` field until when), and 0 for a
+ * retry it made at once (a `waiting` event after `active`).
  */
 async function retryDelaysMs(redis: Redis, stream: string, jobId: string): Promise<number[]> {
   const entries = await redis.xrange(stream, '-', '+');
@@ -43,8 +44,10 @@ async function retryDelaysMs(redis: Redis, stream: string, jobId: string): Promi
     const event = Object.fromEntries(
       fields.flatMap((value, i) => (i % 2 === 0 ? [[value, fields[i + 1]]] : [])),
     );
-    if (event.event !== 'delayed' || event.jobId !== jobId) continue;
-    delays.push(Number(event.delay) - Number(id.split('-')[0]));
+    if (event.jobId !== jobId) continue;
+    if (event.event === 'delayed') delays.push(Number(event.delay) - Number(id.split('-')[0]));
+    // A jitter draw that rounds to 0 ms: BullMQ retries at once, straight back to waiting.
+    else if (event.event === 'waiting' && event.prev === 'active') delays.push(0);
   }
   return delays;
 }
