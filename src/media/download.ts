@@ -9,7 +9,8 @@
  * every pause in the body time out.
  */
 import { createHash } from 'node:crypto';
-import fs from 'node:fs/promises';
+import fs from 'node:fs';
+import { promisify } from 'node:util';
 import type { Agent } from 'undici';
 import { request } from 'undici';
 import { parseRetryAfterMs } from '../api/retry-after.ts';
@@ -17,7 +18,7 @@ import { checkDeclaredType, SNIFF_BYTES, verifyType } from './content-type.ts';
 import { asMediaError, errorForStatus, MediaError } from './errors.ts';
 import type { MediaKind, StoredType } from './kinds.ts';
 import type { DownloadSlots, Release } from './slots.ts';
-import { openPartialFile, type PartialFile, placeFile } from './storage.ts';
+import { fsyncFd, openPartialFile, type PartialFile, placeFile } from './storage.ts';
 
 export interface DownloaderOptions {
   /** The guarded agent (agent.ts) every request goes through. */
@@ -151,17 +152,19 @@ class Inspector {
 async function writeBody(
   body: AsyncIterable<Buffer>,
   inspector: Inspector,
-  handle: PartialFile['handle'],
+  fd: number,
 ): Promise<void> {
   for await (const chunk of body) {
-    for (const part of inspector.take(chunk)) await writeAll(handle, part);
+    for (const part of inspector.take(chunk)) await writeAll(fd, part);
   }
-  for (const part of inspector.end()) await writeAll(handle, part);
+  for (const part of inspector.end()) await writeAll(fd, part);
 }
 
-async function writeAll(handle: PartialFile['handle'], chunk: Buffer): Promise<void> {
+const write = promisify(fs.write);
+
+async function writeAll(fd: number, chunk: Buffer): Promise<void> {
   for (let at = 0; at < chunk.length; ) {
-    const { bytesWritten } = await handle.write(chunk, at, chunk.length - at);
+    const { bytesWritten } = await write(fd, chunk, at, chunk.length - at, null);
     at += bytesWritten;
   }
 }
@@ -221,14 +224,7 @@ export function createDownloader(options: DownloaderOptions): Downloader {
    * open, not yet fsynced.
    */
   async function transfer(input: DownloadInput) {
-    // The partial file is made while the request waits for its answer, not after.
-    const opening = settle(openPartialFile(input.root, input.owner));
-    const answer = await settle(open(input));
-    if (!answer.ok) {
-      await dropOpened(opening);
-      throw answer.error;
-    }
-    const { url, response } = answer.value;
+    const { url, response } = await open(input);
     const declared = response.headers['content-type'];
     const early = checkDeclaredType(input.kind, declared);
     const length = Number(response.headers['content-length']);
@@ -242,19 +238,19 @@ export function createDownloader(options: DownloaderOptions): Downloader {
         : undefined;
     if (refusal) {
       discard(response.body);
-      await dropOpened(opening);
       throw refusal;
     }
-    const opened = await opening;
-    if (!opened.ok) {
+    let file: PartialFile;
+    try {
+      file = await openPartialFile(input.root, input.owner);
+    } catch (error) {
       discard(response.body);
-      throw opened.error;
+      throw error;
     }
-    const file = opened.value;
     const inspector = new Inspector(input.kind, declared, input.maxBytes);
     try {
-      // The handle stays open, to be fsynced once the slot is given back.
-      await writeBody(response.body, inspector, file.handle);
+      // The file stays open, to be fsynced once the slot is given back.
+      await writeBody(response.body, inspector, file.fd);
     } catch (error) {
       discard(response.body);
       await dropPartial(file);
@@ -277,12 +273,12 @@ export function createDownloader(options: DownloaderOptions): Downloader {
       const { url, file, inspector } = transferred;
       try {
         // The bytes are on disk before the file is renamed into place.
-        await file.handle.sync();
-        await file.handle.close();
+        await fsyncFd(file.fd);
       } catch (error) {
         await dropPartial(file);
         throw asMediaError(error);
       }
+      fs.closeSync(file.fd);
       const sha256 = inspector.hash.digest('hex');
       const type = inspector.type!;
       const placed = await placeFile({
@@ -305,26 +301,14 @@ export function createDownloader(options: DownloaderOptions): Downloader {
   };
 }
 
-type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
-
-/** A promise that never rejects: its outcome, to be looked at when wanted. */
-function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
-  return promise.then(
-    (value) => ({ ok: true, value }),
-    (error: unknown) => ({ ok: false, error }),
-  );
-}
-
-/** Drops the partial file made for a download that ended before its body. */
-async function dropOpened(opening: Promise<Settled<PartialFile>>): Promise<void> {
-  const opened = await opening;
-  if (opened.ok) await dropPartial(opened.value);
-}
-
 /** Closes and removes a partial file that will not be placed. */
 async function dropPartial(file: PartialFile): Promise<void> {
-  await file.handle.close().catch(() => {});
-  await fs.rm(file.path, { force: true });
+  try {
+    fs.closeSync(file.fd);
+  } catch {
+    // Closed or not, the file goes.
+  }
+  await fs.promises.rm(file.path, { force: true });
 }
 
 /** Drops a body not to be read (its abort is not an error anyone waits for). */

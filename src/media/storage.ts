@@ -9,9 +9,10 @@
  * never come from the URL.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import fs, { type FileHandle } from 'node:fs/promises';
+import fsSync, { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { HarvestError } from '../errors.ts';
 
 export const PARTIAL_DIR = '.partial';
@@ -69,10 +70,38 @@ async function ensureDir(dir: string): Promise<void> {
   madeDirs.add(dir);
 }
 
+/**
+ * Runs `step` in `dir`; when it fails because the folder is gone (removed by hand, say), makes
+ * it again and runs the step once more.
+ */
+async function inDir<T>(dir: string, step: () => Promise<T>): Promise<T> {
+  await ensureDir(dir);
+  try {
+    return await step();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    madeDirs.delete(dir);
+    await ensureDir(dir);
+    return step();
+  }
+}
+
+/*
+ * Calls that change the file system (create, write, rename, remove, fsync) go through libuv's
+ * thread pool: on a journalling file system they can wait for a journal commit, which takes
+ * milliseconds while downloads fsync all the time. Calls that only look (stat, opening a folder
+ * to fsync it) or let go (close) are made here, synchronously: a few microseconds each, where a
+ * round trip through the pool costs the event loop tens (a pool thread woken, then the loop),
+ * for every file. Descriptors are plain numbers, not FileHandles, for the same reason.
+ */
+const openFd = promisify(fsSync.open);
+const renameFile = promisify(fsSync.rename);
+export const fsyncFd = promisify(fsSync.fsync);
+
 export interface PartialFile {
   path: string;
-  /** Open for writing; whoever writes closes it. */
-  handle: FileHandle;
+  /** Descriptor open for writing; whoever writes closes it. */
+  fd: number;
 }
 
 /**
@@ -83,14 +112,7 @@ export async function openPartialFile(root: string, owner: string): Promise<Part
   const dir = path.join(root, PARTIAL_DIR);
   const safeOwner = owner.replace(/[^A-Za-z0-9._-]/g, '_');
   const file = path.join(dir, `${safeOwner}${OWNER_SEPARATOR}${randomUUID()}.part`);
-  await ensureDir(dir);
-  const handle = await fs.open(file, 'wx').catch(async (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'ENOENT') throw error;
-    madeDirs.delete(dir);
-    await ensureDir(dir);
-    return fs.open(file, 'wx');
-  });
-  return { path: file, handle };
+  return { path: file, fd: await inDir(dir, () => openFd(file, 'wx')) };
 }
 
 /** The worker that wrote a partial file, from its name; undefined for names without one. */
@@ -107,11 +129,11 @@ export interface Placed {
 }
 
 async function fsyncDir(dir: string): Promise<void> {
-  const handle = await fs.open(dir, 'r');
+  const fd = fsSync.openSync(dir, 'r');
   try {
-    await handle.sync();
+    await fsyncFd(fd);
   } finally {
-    await handle.close();
+    fsSync.closeSync(fd);
   }
 }
 
@@ -129,19 +151,12 @@ export async function placeFile(input: {
 }): Promise<Placed> {
   const final = path.join(input.root, contentPath(input.sha256, input.ext));
   const relPath = path.relative(input.dataDir, final).split(path.sep).join('/');
-  const existing = await fs.stat(final).catch(() => undefined);
+  const existing = fsSync.statSync(final, { throwIfNoEntry: false });
   if (existing?.isFile() && existing.size === input.bytes) {
     await fs.rm(input.partial, { force: true });
     return { relPath, existed: true };
   }
-  await ensureDir(path.dirname(final));
-  await fs.rename(input.partial, final).catch(async (error: NodeJS.ErrnoException) => {
-    // The folder was removed since (by hand, say): make it again.
-    if (error.code !== 'ENOENT') throw error;
-    madeDirs.delete(path.dirname(final));
-    await ensureDir(path.dirname(final));
-    await fs.rename(input.partial, final);
-  });
+  await inDir(path.dirname(final), () => renameFile(input.partial, final));
   await fsyncDir(path.dirname(final));
   return { relPath, existed: false };
 }

@@ -52,7 +52,17 @@ function setup(allowedHosts: string[] = ['127.0.0.1'], timeoutMs = 5000, slots?:
   });
   const partials = () =>
     fs.readdirSync(path.join(root, PARTIAL_DIR), { withFileTypes: true }).length;
-  return { downloader, input, dir: tmp.dir, root, partials };
+  /** Files under the media folder this process still holds open (Linux's /proc). */
+  const openFiles = () =>
+    fs.readdirSync('/proc/self/fd').flatMap((fd) => {
+      try {
+        const target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+        return target.startsWith(root) ? [target] : [];
+      } catch {
+        return []; // closed meanwhile (the readdir's own descriptor)
+      }
+    });
+  return { downloader, input, dir: tmp.dir, root, partials, openFiles };
 }
 
 async function refusal(p: Promise<unknown>): Promise<MediaError> {
@@ -88,7 +98,7 @@ async function signedUrls(timeScale = 1) {
 describe('media downloads', () => {
   it("saves the sandbox's files content-addressed, with the hash it served, never sending Authorization", async () => {
     const { sandbox, doc } = await signedUrls();
-    const { downloader, input, dir, partials } = setup();
+    const { downloader, input, dir, partials, openFiles } = setup();
     const saved = [];
     for (const [kind, url] of [
       ['screenshot', doc.screenshot],
@@ -112,6 +122,7 @@ describe('media downloads', () => {
     const again = await downloader.download(input(doc.screenshot));
     expect(again).toMatchObject({ sha256: saved[0]!.sha256, existed: true });
     expect(partials()).toBe(0);
+    expect(openFiles()).toEqual([]);
   });
 
   it('sends only User-Agent and Accept', async () => {
@@ -178,7 +189,7 @@ describe('media downloads', () => {
       }
     });
     defer(() => host.close());
-    const { downloader, input, partials } = setup();
+    const { downloader, input, partials, openFiles } = setup();
     expect(await refusal(downloader.download(input(`${host.url}/loop`)))).toMatchObject({
       code: 'MEDIA_REDIRECT_REFUSED',
       message: 'more than 3 redirects',
@@ -203,7 +214,9 @@ describe('media downloads', () => {
     expect(
       await refusal(downloader.download(input(`${host.url}/x.png`, { kind: 'audio' }))),
     ).toMatchObject({ code: 'MEDIA_TYPE_REFUSED' });
+    // Refused bodies leave no partial file behind, and no descriptor open on one.
     expect(partials()).toBe(0);
+    expect(openFiles()).toEqual([]);
     for (const url of [
       'file:///etc/passwd',
       'ftp://127.0.0.1/x',

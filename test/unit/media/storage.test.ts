@@ -25,8 +25,8 @@ function dataDir(): string {
 
 async function partialWith(root: string, bytes: Buffer, owner = 'host-1-abc'): Promise<string> {
   const file = await openPartialFile(root, owner);
-  await file.handle.writeFile(bytes);
-  await file.handle.close();
+  fs.writeSync(file.fd, bytes);
+  fs.closeSync(file.fd);
   return file.path;
 }
 
