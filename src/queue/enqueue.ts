@@ -4,6 +4,25 @@ import { type SearchJobData, SearchJobEnvelopeSchema } from './job-data.ts';
 import { parseSearchJobId, searchJobId } from './names.ts';
 import { SEARCH_BACKOFF } from './retry.ts';
 
+export type SearchJob = Parameters<Queue['addBulk']>[0][number] & { opts: { jobId: string } };
+
+/** The job of one task, its envelope checked: what every way of adding search jobs adds. */
+export function searchJob(data: SearchJobData): SearchJob {
+  // Requests come from a plan that validated them against the contract; check the envelope.
+  SearchJobEnvelopeSchema.parse(data);
+  return {
+    name: 'search',
+    data,
+    opts: {
+      jobId: searchJobId(data.runId, data.taskKey),
+      attempts: data.maxAttempts,
+      backoff: { type: SEARCH_BACKOFF },
+      removeOnComplete: true,
+      removeOnFail: { age: 7 * 24 * 3600 },
+    },
+  };
+}
+
 /** Jobs per addBulk call: large enough to amortise round trips, small enough to stay responsive. */
 const CHUNK = 1000;
 
@@ -23,19 +42,7 @@ export async function enqueueSearches(
   };
   for (const data of jobs) {
     if (signal?.aborted) return count;
-    // Requests come from a plan that validated them against the contract; check the envelope.
-    SearchJobEnvelopeSchema.parse(data);
-    chunk.push({
-      name: 'search',
-      data,
-      opts: {
-        jobId: searchJobId(data.runId, data.taskKey),
-        attempts: data.maxAttempts,
-        backoff: { type: SEARCH_BACKOFF },
-        removeOnComplete: true,
-        removeOnFail: { age: 7 * 24 * 3600 },
-      },
-    });
+    chunk.push(searchJob(data));
     if (chunk.length >= CHUNK) await flush();
   }
   await flush();

@@ -6,13 +6,15 @@
  * | who                       | does                                                          |
  * |---------------------------|---------------------------------------------------------------|
  * | start, resume, requeue    | enqueue what fits the window, then `register` (cursor reset)  |
- * | the feeder (lease holder) | enqueue the next tasks, then `advance` (only if unchanged)    |
+ * | the feeder (lease holder) | add the next tasks and move the cursor, in one transaction    |
+ * |                           | (feed-page.ts), only if the entry is unchanged                |
  * | stop (cancel, Ctrl-C)     | `remove`, after removing the jobs up to the cursor            |
  *
  * `advance` is a compare-and-set on the entry's text, and holds only with the lease: a resume
  * or a stop that changed the entry meanwhile wins, and a feeder that lost its lease (it stalled
- * past the lease's time) changes nothing. Enqueuing twice is harmless (job ids are derived from
- * run and task), so the cursor is moved only after the jobs are in Redis.
+ * past the lease's time) changes nothing. The feeder's jobs and its cursor's move go together
+ * (feed-page.ts): a cursor left behind jobs already added would have them added again, and
+ * one that had completed and left Redis meanwhile would run twice.
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';

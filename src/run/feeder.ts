@@ -16,7 +16,8 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
-import { enqueueSearches } from '../queue/enqueue.ts';
+import { searchJob } from '../queue/enqueue.ts';
+import { FeedPages } from '../queue/feed-page.ts';
 import { FeedState, jobsInQueue, type StoredFeedEntry } from '../queue/feed-state.ts';
 import type { HarvestKeys } from '../queue/names.ts';
 import type { Store } from '../store/index.ts';
@@ -62,6 +63,8 @@ export class Feeder {
   #round: Promise<unknown> = Promise.resolve();
   #stopped = false;
   #leading = false;
+  /** Made at the first page fed: it opens a connection of its own. */
+  #pages: FeedPages | undefined;
 
   constructor(deps: FeederDeps, options: FeederOptions) {
     this.#deps = { ...deps, feed: new FeedState(deps.redis, deps.keys) };
@@ -90,6 +93,7 @@ export class Feeder {
     clearTimeout(this.#timer);
     await this.#round;
     await this.#deps.feed.release(this.#deps.owner).catch(() => {});
+    await this.#pages?.close().catch(() => {});
   }
 
   /** One round; returns how many jobs it enqueued. */
@@ -130,15 +134,22 @@ export class Feeder {
     }
     let current = stored;
     let fed = 0;
+    this.#pages ??= new FeedPages(
+      this.#deps.redis,
+      { name: queue.name, prefix: queue.opts.prefix ?? 'bull' },
+      this.#deps.keys,
+    );
     while (fed < room && !this.#stopped) {
       const want = Math.min(room - fed, FEED_PAGE);
       const tasks = store.tasks.unfinishedAfter(runId, current.entry.after, want);
-      fed += await enqueueSearches(queue, searchJobsOf(runId, tasks, current.entry));
+      const jobs = [...searchJobsOf(runId, tasks, current.entry)].map(searchJob);
       const last = tasks.at(-1);
       // Fewer than asked for: the run's last tasks are in the queue, and its feeding ends.
       const next = tasks.length < want || !last ? undefined : { ...current.entry, after: last.key };
-      const moved = await feed.advance(owner, current, next);
+      // The page and the cursor's move, together or not at all (feed-page.ts).
+      const moved = await this.#pages.addAndAdvance(owner, current, jobs, next);
       if (moved === 'not-leader') return undefined;
+      if (moved === 'moved') fed += jobs.length;
       if (moved === 'changed' || next === undefined) {
         if (moved === 'moved') log.debug({ runId }, 'run fully enqueued');
         break;
