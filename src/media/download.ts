@@ -18,7 +18,7 @@ import { checkDeclaredType, SNIFF_BYTES, verifyType } from './content-type.ts';
 import { asMediaError, errorForStatus, MediaError } from './errors.ts';
 import type { MediaKind, StoredType } from './kinds.ts';
 import type { DownloadSlots, Release } from './slots.ts';
-import { fsyncFd, openPartialFile, type PartialFile, placeFile } from './storage.ts';
+import { closePartial, fsyncFd, openPartialFile, type PartialFile, placeFile } from './storage.ts';
 
 export interface DownloaderOptions {
   /** The guarded agent (agent.ts) every request goes through. */
@@ -274,11 +274,11 @@ export function createDownloader(options: DownloaderOptions): Downloader {
       try {
         // The bytes are on disk before the file is renamed into place.
         await fsyncFd(file.fd);
+        closePartial(file);
       } catch (error) {
         await dropPartial(file);
         throw asMediaError(error);
       }
-      fs.closeSync(file.fd);
       const sha256 = inspector.hash.digest('hex');
       const type = inspector.type!;
       const placed = await placeFile({
@@ -304,7 +304,7 @@ export function createDownloader(options: DownloaderOptions): Downloader {
 /** Closes and removes a partial file that will not be placed. */
 async function dropPartial(file: PartialFile): Promise<void> {
   try {
-    fs.closeSync(file.fd);
+    closePartial(file);
   } catch {
     // Closed or not, the file goes.
   }

@@ -100,8 +100,20 @@ export const fsyncFd = promisify(fsSync.fsync);
 
 export interface PartialFile {
   path: string;
-  /** Descriptor open for writing; whoever writes closes it. */
+  /** Descriptor open for writing, -1 once closed (`closePartial`); whoever writes closes it. */
   fd: number;
+}
+
+/**
+ * Closes a partial file's descriptor, once: it is marked closed first, as a descriptor number
+ * closed twice may by then be another file's or a socket's (close releases it even when it
+ * fails).
+ */
+export function closePartial(file: PartialFile): void {
+  const { fd } = file;
+  if (fd < 0) return;
+  file.fd = -1;
+  fsSync.closeSync(fd);
 }
 
 /**

@@ -30,9 +30,22 @@ export class FeedPages {
   readonly #queue: Queue;
   readonly #keys: FeedKeys;
 
-  /** `redis` is duplicated: the transactions need a connection nobody else uses. */
+  /** Connections made so far: a WATCH does not outlive the connection it was sent on. */
+  #connections = 0;
+
+  /**
+   * `redis` is duplicated: the transactions need a connection nobody else uses. Commands are
+   * neither queued while it is down nor sent again after a reconnect: a MULTI sent on a new
+   * connection would run without the WATCH sent on the old one.
+   */
   constructor(redis: Redis, queue: { name: string; prefix: string }, keys: FeedKeys) {
-    this.#connection = redis.duplicate();
+    this.#connection = redis.duplicate({
+      enableOfflineQueue: false,
+      autoResendUnfulfilledCommands: false,
+    });
+    this.#connection.on('ready', () => {
+      this.#connections += 1;
+    });
     this.#connection.on('error', () => {}); // Redis going away is said once (src/cli/redis-watch.ts)
     this.#queue = new Queue(queue.name, { connection: this.#connection, prefix: queue.prefix });
     this.#queue.on('error', () => {});
@@ -56,6 +69,7 @@ export class FeedPages {
     const client = await this.#queue.backend.client;
     const entries = jobs.map((j) => new Job(this.#queue, j.name, j.data, j.opts, j.opts.jobId));
     for (let tries = 1; ; tries++) {
+      const connection = this.#connections;
       await this.#connection.watch(feederLease, feed);
       const [holder, raw] = await Promise.all([
         this.#connection.get(feederLease),
@@ -72,14 +86,28 @@ export class FeedPages {
       }
       if (next === undefined) (multi as unknown as ChainableCommander).hdel(feed, current.runId);
       else multi.hset(feed, { [current.runId]: JSON.stringify(next) });
+      // MULTI, every job, the cursor: a job that could not be queued must not be passed over.
+      const queued = (multi as unknown as ChainableCommander).length;
+      if (queued !== entries.length + 2 || connection !== this.#connections) {
+        // Nothing of a transaction is sent before EXEC: dropping it is enough.
+        await this.#connection.unwatch().catch(() => {});
+        if (queued !== entries.length + 2) {
+          throw new Error(`a page of ${entries.length} jobs queued ${queued - 2} commands`);
+        }
+        continue; // reconnected since the WATCH: it is gone, watch again
+      }
       const replies = await multi.exec();
       if (replies !== null) {
-        // An add script answers a negative code when it refuses a job.
+        // Redis does not undo a transaction whose command failed: the cursor may have moved
+        // past jobs a script refused (a lost script cache, say). Adding them again is harmless
+        // (their ids), and puts them where the cursor says they are.
         const failed = replies.find(
           ([error, reply]) => error || (typeof reply === 'number' && reply < 0),
         );
-        if (failed)
+        if (failed) {
+          await this.#queue.addBulk(jobs.map((j) => ({ ...j })));
           throw failed[0] ?? new Error(`adding a search job failed with code ${failed[1]}`);
+        }
         return 'moved';
       }
       // A watched key changed: the lease, this entry, or another run's (then try again).
