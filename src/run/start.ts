@@ -21,6 +21,7 @@ import { newRunId, searchJobId } from '../queue/names.ts';
 import { RateController } from '../queue/rate-controller.ts';
 import { StoppedRuns } from '../queue/stopped-runs.ts';
 import { redriveFailedStoreJobs } from '../queue/store-sink.ts';
+import { commitEvents } from '../store/index.ts';
 import type { RunTrigger } from '../store/runs.ts';
 import { enqueueRun } from './enqueue-run.ts';
 import type { Runtime } from './runtime.ts';
@@ -179,7 +180,8 @@ export interface ResumedRun {
 
 /**
  * Resumes a run: takes it off the stopped list, un-pauses the search queue, sends failed store
- * jobs back (their records must reach SQLite), raises the budget counter to what SQLite says
+ * jobs back (their records must reach SQLite) and commits the store queue's events here (tasks
+ * whose results wait there are not unfinished), raises the budget counter to what SQLite says
  * was spent (a Redis that lost it starts again from there), and re-enqueues every task that
  * has not ended (with `retryFailed`, the failed ones too), within the queue window: a larger
  * run is fed again from its first unfinished task. `requeued` counts the tasks going again.
@@ -208,6 +210,7 @@ export async function resumeRun(
     await runtime.redis.del(runtime.keys.pausedReason);
   }
   const redrivenStoreJobs = await redriveFailedStoreJobs(runtime.storeQueue);
+  await commitStoreBacklog(runtime);
   const spent = store.calls.totals(runId).creditsUsed;
   await new Budget(runtime.redis, runtime.keys).raiseTo(runId, spent);
   const retried = options.retryFailed ? await requeueFailedTasks(runtime, runId) : 0;
@@ -224,6 +227,35 @@ export async function resumeRun(
     'run resumed',
   );
   return { runId, pipeline, requeued, retried, redrivenStoreJobs };
+}
+
+/** Store jobs read from Redis at a time. */
+const STORE_BACKLOG_PAGE = 200;
+
+/**
+ * Commits here the events that search workers without the database handed to the store queue
+ * and no store role has committed yet (no store role running, say), without taking the jobs:
+ * until then their tasks are unfinished in SQLite, and enqueued again they would be searched,
+ * and billed, twice. Events are idempotent, so the store role that commits the same jobs later
+ * (or meanwhile) changes nothing more. Returns how many jobs were read.
+ */
+async function commitStoreBacklog(runtime: Runtime): Promise<number> {
+  let jobs = 0;
+  // Jobs a store role completes meanwhile leave the lists, so a page may skip some: those are
+  // committed already.
+  for (let start = 0; ; start += STORE_BACKLOG_PAGE) {
+    const page = await runtime.storeQueue.getJobs(
+      ['active', 'waiting', 'prioritized', 'delayed'],
+      start,
+      start + STORE_BACKLOG_PAGE - 1,
+    );
+    for (const job of page) {
+      const { events } = (job?.data ?? {}) as { events?: unknown };
+      if (Array.isArray(events)) commitEvents(runtime.store, events);
+      jobs += 1;
+    }
+    if (page.length < STORE_BACKLOG_PAGE) return jobs;
+  }
 }
 
 /** Failed tasks back to queued, with their count of calls lost to crashed workers cleared. */
@@ -258,6 +290,7 @@ export async function requeueUnfinished(
   const run = runtime.store.runs.get(runId);
   if (run?.status !== 'queued' && run?.status !== 'running') return 0;
   runtime.store.runs.setStatus(runId, 'running');
+  await commitStoreBacklog(runtime);
   const requeued = await enqueueRun(runtime, runId, pipeline);
   runtime.store.runs.finishIfDone(runId);
   return requeued;

@@ -2,6 +2,7 @@
  * Whole runs on real parts: sandbox on port 0, Redis under a fresh prefix, a temp SQLite file,
  * the worker pool in this process.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitCodeFor } from '../../src/cli/commands/run.ts';
@@ -108,6 +109,41 @@ describe('harvest run', () => {
     expect(h.runtime.store.runs.get(runId)?.status).toBe('completed');
     const again = await waitForRun(h.runtime, runId, { pollMs: 50 });
     expect(again).toMatchObject({ status: 'completed', done: 7 });
+    expect(ledgerAnswers(h)).toBe(answered);
+  });
+
+  it('resuming commits the results waiting in the store queue first: none of their tasks is searched again', async () => {
+    h = await startHarness();
+    const file = h.writePipeline('basic', PIPELINE);
+    // Search workers without the database, and no store role: results wait in the store queue.
+    await h.startPool({ roles: ['search'] });
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    const { searchQueue, storeQueue, store } = h.runtime;
+    const inQueue = async (queue: typeof searchQueue) =>
+      Object.values(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).reduce(
+        (a, b) => a + b,
+        0,
+      );
+    // A search job completes once its results are in the store queue.
+    while ((await inQueue(searchQueue)) > 0) await sleep(20);
+    expect(await inQueue(storeQueue)).toBeGreaterThan(0);
+    expect(store.tasks.counts(runId).done).toBe(0);
+    const answered = ledgerAnswers(h);
+    expect(answered).toBeGreaterThanOrEqual(7);
+
+    const { requeued } = await resumeRun(h.runtime, runId, { logger: h.logger });
+    expect(requeued).toBe(0);
+    expect(store.runs.get(runId)?.status).toBe('completed');
+    expect(sumStoredCredits(h, runId)).toBe(ledgerCredits(h));
+    // A store role that commits the same jobs afterwards changes nothing.
+    await h.startPool({ roles: ['store'] });
+    while ((await inQueue(storeQueue)) > 0) await sleep(20);
+    expect(await waitForRun(h.runtime, runId, { pollMs: 50 })).toMatchObject({
+      status: 'completed',
+      done: 7,
+    });
+    expect(sumStoredCredits(h, runId)).toBe(ledgerCredits(h));
+    expect(store.calls.totals(runId).calls).toBe(answered);
     expect(ledgerAnswers(h)).toBe(answered);
   });
 
