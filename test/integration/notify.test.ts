@@ -124,6 +124,10 @@ describe('webhook notifications of scheduled runs', () => {
       return JSON.parse(r.body) as RunNotification;
     });
     expect([first?.run.id, second?.run.id]).toEqual(runIds.slice(0, 2));
+    // The receiver has the body before the sender has its answer and records the delivery.
+    for (const id of runIds.slice(0, 2)) {
+      await until(() => (store.notifications.get(id)?.state === 'delivered' ? true : undefined));
+    }
     for (const n of [first, second]) {
       const id = n?.run.id as string;
       expect(hook.received.find((r) => r.headers['x-harvest-delivery'] === id)).toBeDefined();
