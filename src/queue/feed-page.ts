@@ -88,10 +88,11 @@ export class FeedPages {
       else multi.hset(feed, { [current.runId]: JSON.stringify(next) });
       // MULTI, every job, the cursor: a job that could not be queued must not be passed over.
       const queued = (multi as unknown as ChainableCommander).length;
-      if (queued !== entries.length + 2 || connection !== this.#connections) {
+      const expected = entries.length + 2;
+      if (queued !== expected || connection !== this.#connections) {
         // Nothing of a transaction is sent before EXEC: dropping it is enough.
         await this.#connection.unwatch().catch(() => {});
-        if (queued !== entries.length + 2) {
+        if (queued !== expected) {
           throw new Error(`a page of ${entries.length} jobs queued ${queued - 2} commands`);
         }
         continue; // reconnected since the WATCH: it is gone, watch again
@@ -105,7 +106,7 @@ export class FeedPages {
           ([error, reply]) => error || (typeof reply === 'number' && reply < 0),
         );
         if (failed) {
-          await this.#queue.addBulk(jobs.map((j) => ({ ...j })));
+          await this.#queue.addBulk([...jobs]);
           throw failed[0] ?? new Error(`adding a search job failed with code ${failed[1]}`);
         }
         return 'moved';

@@ -210,7 +210,7 @@ export async function resumeRun(
     await runtime.redis.del(runtime.keys.pausedReason);
   }
   const redrivenStoreJobs = await redriveFailedStoreJobs(runtime.storeQueue);
-  await commitStoreBacklog(runtime);
+  const committedStoreJobs = await commitStoreBacklog(runtime);
   const spent = store.calls.totals(runId).creditsUsed;
   await new Budget(runtime.redis, runtime.keys).raiseTo(runId, spent);
   const retried = options.retryFailed ? await requeueFailedTasks(runtime, runId) : 0;
@@ -223,7 +223,7 @@ export async function resumeRun(
   // Nothing was left to run (or it all ended meanwhile): nobody else would finish the run.
   store.runs.finishIfDone(runId);
   options.logger.info(
-    { runId, requeued, retried, redrivenStoreJobs, mediaRequeued },
+    { runId, requeued, retried, redrivenStoreJobs, committedStoreJobs, mediaRequeued },
     'run resumed',
   );
   return { runId, pipeline, requeued, retried, redrivenStoreJobs };
@@ -249,11 +249,13 @@ async function commitStoreBacklog(runtime: Runtime): Promise<number> {
       start,
       start + STORE_BACKLOG_PAGE - 1,
     );
-    for (const job of page) {
-      const { events } = (job?.data ?? {}) as { events?: unknown };
-      if (Array.isArray(events)) commitEvents(runtime.store, events);
-      jobs += 1;
-    }
+    // One transaction a page, as the store role commits jobs that arrive together.
+    const events = page.flatMap((job) => {
+      const carried = (job?.data as { events?: unknown } | undefined)?.events;
+      return Array.isArray(carried) ? carried : [];
+    });
+    if (events.length > 0) commitEvents(runtime.store, events);
+    jobs += page.length;
     if (page.length < STORE_BACKLOG_PAGE) return jobs;
   }
 }
