@@ -13,6 +13,16 @@ interface Call<T> {
   message: T;
 }
 
+/**
+ * Asks the thread to stop: it answers CLOSED once the calls posted before have returned, and
+ * only then is it terminated. Terminated inside a call, a thread reading SQLite has
+ * better-sqlite3 throw into an isolate that is stopping, which kills the whole process.
+ */
+const CLOSE = { close: true } as const;
+const CLOSED = { closed: true } as const;
+/** Longest wait for a thread to answer CLOSE (one call under way), in ms. */
+const CLOSE_GRACE_MS = 30_000;
+
 export interface ThreadCalls<In, Out> {
   /** Posts `message` (moving `transfer`); resolves with the thread's answer. */
   call(message: In, transfer?: ArrayBuffer[]): Promise<Out>;
@@ -25,12 +35,21 @@ export function threadCalls<In, Out>(worker: Worker, what: string): ThreadCalls<
   const pending = new Map<number, { resolve: (value: Out) => void; reject: (e: Error) => void }>();
   let nextId = 0;
   let failure: Error | undefined;
+  let exited = false;
+  let closed: () => void = () => {};
+  const closing = new Promise<void>((resolve) => {
+    closed = resolve;
+  });
   const fail = (error: Error) => {
     failure ??= error;
     for (const p of pending.values()) p.reject(failure);
     pending.clear();
   };
-  worker.on('message', (answer: Answer<Out>) => {
+  worker.on('message', (answer: Answer<Out> | typeof CLOSED) => {
+    if ('closed' in answer) {
+      closed();
+      return;
+    }
     const p = pending.get(answer.id);
     if (!p) return;
     pending.delete(answer.id);
@@ -50,6 +69,8 @@ export function threadCalls<In, Out>(worker: Worker, what: string): ThreadCalls<
     ),
   );
   worker.on('exit', (code) => {
+    exited = true;
+    closed();
     if (pending.size > 0) fail(new Error(`${what} stopped (exit code ${code})`));
   });
   return {
@@ -63,6 +84,12 @@ export function threadCalls<In, Out>(worker: Worker, what: string): ThreadCalls<
     },
     async close() {
       fail(new Error(`${what} was closed`));
+      if (exited) return;
+      worker.postMessage(CLOSE);
+      let timer: NodeJS.Timeout | undefined;
+      // A thread that does not answer (stuck in a call) is terminated all the same.
+      await Promise.race([closing, new Promise((r) => (timer = setTimeout(r, CLOSE_GRACE_MS)))]);
+      clearTimeout(timer);
       await worker.terminate();
     },
   };
@@ -73,7 +100,13 @@ export function answerCalls<In, Out>(
   port: MessagePort,
   handle: (message: In) => { value: Out; transfer?: ArrayBuffer[] },
 ): void {
-  port.on('message', ({ id, message }: Call<In>) => {
+  port.on('message', (call: Call<In> | typeof CLOSE) => {
+    if ('close' in call) {
+      // Idle now, between two calls: safe to terminate.
+      port.postMessage(CLOSED);
+      return;
+    }
+    const { id, message } = call;
     let answer: Answer<Out>;
     let transfer: ArrayBuffer[] = [];
     try {
