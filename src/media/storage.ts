@@ -98,6 +98,26 @@ const openFd = promisify(fsSync.open);
 const renameFile = promisify(fsSync.rename);
 export const fsyncFd = promisify(fsSync.fsync);
 
+const writev = promisify(fsSync.writev);
+
+/** Writes `chunks` in order, all of them: one call unless the system writes part of them. */
+export async function writeAll(fd: number, chunks: Buffer[]): Promise<void> {
+  let rest = chunks.filter((c) => c.length > 0);
+  while (rest.length > 0) {
+    let { bytesWritten: written } = await writev(fd, rest);
+    if (written === 0) throw new Error('the file system took none of the bytes written');
+    const next: Buffer[] = [];
+    for (const chunk of rest) {
+      if (written >= chunk.length) written -= chunk.length;
+      else {
+        next.push(written > 0 ? chunk.subarray(written) : chunk);
+        written = 0;
+      }
+    }
+    rest = next;
+  }
+}
+
 export interface PartialFile {
   path: string;
   /** Descriptor open for writing, -1 once closed (`closePartial`); whoever writes closes it. */

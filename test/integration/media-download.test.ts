@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createGuardedAgent, type Resolve } from '../../src/media/agent.ts';
-import { createDownloader, type DownloadInput } from '../../src/media/download.ts';
+import { createDownloader, type DownloadInput, HELD_BYTES_MAX } from '../../src/media/download.ts';
 import { MediaError } from '../../src/media/errors.ts';
 import { DownloadSlots } from '../../src/media/slots.ts';
 import { mediaRoot, PARTIAL_DIR } from '../../src/media/storage.ts';
@@ -50,8 +50,11 @@ function setup(allowedHosts: string[] = ['127.0.0.1'], timeoutMs = 5000, slots?:
     owner: 'test-worker',
     ...over,
   });
-  const partials = () =>
-    fs.readdirSync(path.join(root, PARTIAL_DIR), { withFileTypes: true }).length;
+  /** Partial files left (none when their folder was never made). */
+  const partials = () => {
+    const dir = path.join(root, PARTIAL_DIR);
+    return fs.existsSync(dir) ? fs.readdirSync(dir).length : 0;
+  };
   /** Files under the media folder this process still holds open (Linux's /proc). */
   const openFiles = () =>
     fs.readdirSync('/proc/self/fd').flatMap((fd) => {
@@ -160,7 +163,7 @@ describe('media downloads', () => {
     expect(hop.code).toBe('MEDIA_ADDRESS_REFUSED');
     expect(redirector.requests).toHaveLength(1);
     expect(refused.connections).toBe(0);
-    expect(fs.existsSync(path.join(input('x').root, PARTIAL_DIR)) ? partials() : 0).toBe(0);
+    expect(partials()).toBe(0);
   });
 
   it('fetches from a refused range when the setting allows the host', async () => {
@@ -226,6 +229,36 @@ describe('media downloads', () => {
         code: 'MEDIA_URL_INVALID',
       });
     }
+  });
+
+  it('writes a body larger than it holds in memory as it comes, and drops it when it outgrows the cap', async () => {
+    const piece = Buffer.alloc(1000, 7);
+    const pieces = Math.ceil((HELD_BYTES_MAX * 2.5) / piece.length);
+    const body = Buffer.concat([PNG, ...Array.from({ length: pieces }, () => piece)]);
+    const host = await startMediaHost('127.0.0.1', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/png' });
+      res.write(PNG);
+      let sent = 0;
+      const more = () => {
+        while (sent < pieces) {
+          sent += 1;
+          if (!res.write(piece)) return void res.once('drain', more);
+        }
+        res.end();
+      };
+      more();
+    });
+    defer(() => host.close());
+    const { downloader, input, dir, partials, openFiles } = setup();
+    const saved = await downloader.download(input(`${host.url}/big.png`, { maxBytes: 10e6 }));
+    expect(saved.bytes).toBe(body.length);
+    expect(saved.sha256).toBe(sha(body));
+    expect(fs.readFileSync(path.join(dir, saved.relPath)).equals(body)).toBe(true);
+    // Refused past the cap once it is being written: the partial file goes.
+    const capped = downloader.download(input(`${host.url}/big.png`, { maxBytes: 2e6 }));
+    expect(await refusal(capped)).toMatchObject({ code: 'MEDIA_TOO_LARGE' });
+    expect(partials()).toBe(0);
+    expect(openFiles()).toEqual([]);
   });
 
   it('an expired URL is refused by the host with ExpiredToken; a tampered one with SignatureDoesNotMatch', async () => {

@@ -11,6 +11,7 @@ import {
   partialOwner,
   placeFile,
   removeOrphanPartials,
+  writeAll,
 } from '../../../src/media/storage.ts';
 import { useCleanup } from '../../helpers/cleanup.ts';
 import { tempDir } from '../../helpers/tmp.ts';
@@ -97,6 +98,17 @@ describe('media storage', () => {
     expect(path.dirname(second)).toBe(path.join(root, PARTIAL_DIR));
     expect(fs.existsSync(first)).toBe(false);
     expect(fs.readFileSync(second, 'utf8')).toBe('two');
+  });
+
+  it('writes every chunk in order with one call, more chunks than a system call takes included', async () => {
+    const root = mediaRoot(dataDir(), 'media');
+    // IOV_MAX is 1024 on Linux: 3000 chunks take the system several writes.
+    const chunks = Array.from({ length: 3000 }, (_, i) => Buffer.from(`${i},`));
+    chunks.splice(10, 0, Buffer.alloc(0));
+    const file = await openPartialFile(root, 'host-1-abc');
+    await writeAll(file.fd, chunks);
+    fs.closeSync(file.fd);
+    expect(fs.readFileSync(file.path).equals(Buffer.concat(chunks))).toBe(true);
   });
 
   it('removes partial files of dead workers and stale ones, not those of live downloads', async () => {
