@@ -2,7 +2,7 @@
  * Content-addressed files under the data directory: `<dir>/ab/abcdef….<ext>`, named by the
  * sha256 of their bytes, so the same bytes are stored once however many results point at them.
  *
- * A download streams into `<dir>/.partial/<worker id>--<random>.part`; only a complete, hashed
+ * A download is written to `<dir>/.partial/<worker id>--<random>.part`; only a complete, hashed
  * and fsynced file is renamed into place (an atomic step on one filesystem), and the directory
  * entry is fsynced. A crash mid-download leaves a `.part` file, which nothing counts as saved and
  * which the next start of a media role removes once its worker is known to be dead. File names
