@@ -6,7 +6,7 @@
  *
  * | failure / situation                             | what the job does                        |
  * |-------------------------------------------------|------------------------------------------|
- * | deadline already past when the job starts       | fresh URL (src/media/reissue.ts), then download |
+ * | deadline already past when the job starts       | fresh URL (src/media/reissue.ts), then download; the old URL while it lasts when no fresh one can be had |
  * | media host refuses (400/401/403)                | fresh URL, then download                 |
  * | transient (5xx, reset, timeout)                 | retried later with backoff, never past the deadline; failed after `maxAttempts` |
  * | refused for good (address, type, size, 404)     | row failed, with the reason              |
@@ -140,6 +140,7 @@ export function createMediaProcessor(deps: MediaJobDeps) {
           {
             type: 'media-saved',
             mediaId: row.id,
+            sourceUrl: row.sourceUrl,
             sha256: saved.sha256,
             path: saved.relPath,
             bytes: saved.bytes,
@@ -147,6 +148,9 @@ export function createMediaProcessor(deps: MediaJobDeps) {
             at: now(),
           },
         ]);
+        // Still pending: its URL changed during the download (another result at its position,
+        // or a fresh URL); the next round fetches what it points at now.
+        if (store.media.get(row.id)?.status === 'pending') continue;
         return { status: 'saved' };
       } catch (caught) {
         error = asMediaError(caught);
@@ -164,7 +168,8 @@ export function createMediaProcessor(deps: MediaJobDeps) {
 
   /**
    * A fresh URL for a row whose deadline passed, or undefined to try the old one while it
-   * lasts (when no fresh one may be had).
+   * lasts: when the row may have no more fresh URLs, and when none can be had now (no API key,
+   * the run's budget, a stopped run; or the call must wait) while the old one still works.
    */
   async function pastDeadline(row: MediaRow): Promise<ReissueOutcome | undefined> {
     const lateMs = now() - row.deadlineAt;
@@ -173,15 +178,23 @@ export function createMediaProcessor(deps: MediaJobDeps) {
       message: `its download had not started ${formatMs(lateMs)} after its deadline`,
       expired: true,
     };
-    if (row.reissues < deps.settings.maxReissues) return deps.reissuer.refresh(row, cause);
-    if (row.expiresAt !== null && now() < row.expiresAt) return undefined;
-    return deps.reissuer.refresh(row, cause);
+    const lasts = row.expiresAt !== null && now() < row.expiresAt;
+    if (row.reissues >= deps.settings.maxReissues && lasts) return undefined;
+    const outcome = await deps.reissuer.refresh(row, cause, { keepOnRefusal: lasts });
+    const stillLasts = row.expiresAt !== null && now() < row.expiresAt;
+    if ((outcome.kind === 'unavailable' || outcome.kind === 'wait') && stillLasts) return undefined;
+    if (outcome.kind === 'unavailable') {
+      await end(row, outcome.code, outcome.message, false);
+      return { kind: 'ended' };
+    }
+    return outcome;
   }
 
   function settle(row: MediaRow, outcome: ReissueOutcome): MediaRowResult {
     if (outcome.kind === 'wait') {
       throw new RetryLaterError(`fresh URL: ${outcome.reason}`, outcome.delayMs);
     }
+    // `unavailable` comes only to a caller that asked for it (pastDeadline), which ends the row.
     return { status: store.media.get(row.id)?.status ?? 'missing' };
   }
 

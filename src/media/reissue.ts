@@ -7,7 +7,7 @@
  * | situation                                              | outcome                           |
  * |--------------------------------------------------------|-----------------------------------|
  * | the item has had `maxReissues` fresh URLs already      | ended: expired (expiry) or failed (refusal), with the host's reason |
- * | another job of this process is re-issuing the task     | wait for it; its fresh URL serves |
+ * | another job of this process is re-issuing the task     | wait for it; its fresh URL serves, and counts |
  * | no API client here, or the run's budget would be passed | ended: failed, REISSUE_UNAVAILABLE / BUDGET_EXCEEDED |
  * | the run was cancelled or interrupted                   | ended: failed, RUN_STOPPED        |
  * | the call is rate limited, times out, 5xx               | wait (the job retries later)      |
@@ -15,8 +15,15 @@
  * | the answer lacks the result, or its media              | ended: failed, RESULT_GONE / MEDIA_GONE |
  * | the answer has it                                      | refreshed                         |
  *
- * One call serves every pending item of the task: items whose deadline has passed count it as
- * one of their re-issues, the others just get a later deadline.
+ * One call serves every pending item of the task: items that asked for a fresh URL while it was
+ * under way, and items whose deadline has passed, count it as one of their re-issues (and end
+ * when its answer lacks them); the others just get a later deadline. An item that asked once
+ * the answer was in counts it too, so an item refused again and again cannot take fresh URLs
+ * from other items' calls past its limit.
+ *
+ * A caller that can still use the old URL (its deadline has passed, its expiry not yet) asks
+ * with `keepOnRefusal`: when no fresh URL may be had at all (no API key, budget, stopped run),
+ * the item is not ended but told so (`unavailable`), to try the old URL while it lasts.
  */
 import type { ApiClient, ApiResponse } from '../api/index.ts';
 import {
@@ -69,13 +76,38 @@ export interface ReissueCause {
 export type ReissueOutcome =
   | { kind: 'refreshed' }
   | { kind: 'ended' }
-  | { kind: 'wait'; delayMs: number; reason: string };
+  | { kind: 'wait'; delayMs: number; reason: string }
+  /** No fresh URL may be had; only with `keepOnRefusal` (the item is left pending). */
+  | { kind: 'unavailable'; code: string; message: string };
+
+export interface RefreshOptions {
+  /** When no fresh URL may be had, leave the item pending and say so (`unavailable`). */
+  keepOnRefusal?: boolean;
+}
+
+/** Why the answer has no fresh URL for an item (collect.ts `matchFresh`). */
+interface Unmatched {
+  reason: string;
+  message: string;
+}
 
 /** What one re-issue call gave, once its fresh URLs are committed. */
 type FlightResult =
-  | { kind: 'answered'; outcomes: Map<number, ReissueOutcome> }
+  | {
+      kind: 'answered';
+      /** Items that asked for it (or were due): refreshed, or ended; committed. */
+      outcomes: Map<number, ReissueOutcome>;
+      /** Other items the answer has no fresh URL for (nothing committed for them). */
+      unmatched: Map<number, Unmatched>;
+    }
   | { kind: 'wait'; delayMs: number; reason: string }
   | { kind: 'refused'; code: string; message: string };
+
+/** A re-issue under way: its call and commit, and the items that asked for it. */
+interface Flight {
+  result: Promise<FlightResult>;
+  askedBy: Set<number>;
+}
 
 /** What the call itself gave. */
 type CallResult =
@@ -86,7 +118,7 @@ export class Reissuer {
   readonly #d: ReissueDeps;
   readonly #now: () => number;
   /** Re-issues under way in this process, by task: the call and the commit of its fresh URLs. */
-  readonly #flights = new Map<string, Promise<FlightResult>>();
+  readonly #flights = new Map<string, Flight>();
 
   constructor(deps: ReissueDeps) {
     this.#d = deps;
@@ -94,7 +126,11 @@ export class Reissuer {
   }
 
   /** Gets `row` a fresh URL, or ends it saying why not. */
-  async refresh(row: MediaRow, cause: ReissueCause): Promise<ReissueOutcome> {
+  async refresh(
+    row: MediaRow,
+    cause: ReissueCause,
+    options: RefreshOptions = {},
+  ): Promise<ReissueOutcome> {
     const { store } = this.#d;
     // Another job may have got this row a fresh URL since `row` was read.
     const current = store.media.get(row.id);
@@ -104,32 +140,67 @@ export class Reissuer {
     }
     if (current.reissues >= this.#d.maxReissues) return this.#giveUp(current, cause);
     const flightKey = `${row.runId}\n${row.taskKey}`;
-    const running = this.#flights.get(flightKey);
-    if (running) {
-      await running.catch(() => undefined);
-      return this.refresh(current, cause);
+    let flight = this.#flights.get(flightKey);
+    if (!flight) {
+      const askedBy = new Set<number>();
+      const result = this.#fly(current, askedBy).finally(() => this.#flights.delete(flightKey));
+      flight = { result, askedBy };
+      this.#flights.set(flightKey, flight);
     }
-    const flight = this.#fly(current);
-    this.#flights.set(flightKey, flight);
-    let result: FlightResult;
-    try {
-      result = await flight;
-    } finally {
-      this.#flights.delete(flightKey);
-    }
+    flight.askedBy.add(current.id);
+    const result = await flight.result;
     if (result.kind === 'wait') return result;
     if (result.kind === 'refused') {
+      if (options.keepOnRefusal) {
+        return { kind: 'unavailable', code: result.code, message: result.message };
+      }
       await this.#d.write([this.#ended(current, 'failed', result.code, result.message)]);
       return { kind: 'ended' };
     }
-    return result.outcomes.get(current.id) ?? { kind: 'ended' };
+    return (
+      result.outcomes.get(current.id) ?? this.#askedLate(current, result.unmatched, cause, options)
+    );
+  }
+
+  /**
+   * The outcome for an item that asked once the call's answer had been applied: its fresh URL,
+   * committed without counting, now counts; an answer that lacks it ends it; an item the
+   * answer left as it was asks again.
+   */
+  async #askedLate(
+    asked: MediaRow,
+    unmatched: Map<number, Unmatched>,
+    cause: ReissueCause,
+    options: RefreshOptions,
+  ): Promise<ReissueOutcome> {
+    const missing = unmatched.get(asked.id);
+    if (missing) {
+      await this.#d.write([this.#ended(asked, 'failed', missing.reason, missing.message)]);
+      return { kind: 'ended' };
+    }
+    const now = this.#d.store.media.get(asked.id);
+    if (now?.status !== 'pending') return { kind: 'ended' };
+    if (now.sourceUrl === asked.sourceUrl) return this.refresh(now, cause, options);
+    await this.#d.write([
+      {
+        type: 'media-refreshed',
+        mediaId: now.id,
+        sourceUrl: now.sourceUrl,
+        issuedAt: now.issuedAt,
+        expiresAt: now.expiresAt ?? now.deadlineAt,
+        deadlineAt: now.deadlineAt,
+        countReissue: true,
+        at: this.#now(),
+      },
+    ]);
+    return { kind: 'refreshed' };
   }
 
   /** The call, then the commit of what its answer says of the task's pending items. */
-  async #fly(row: MediaRow): Promise<FlightResult> {
+  async #fly(row: MediaRow, askedBy: ReadonlySet<number>): Promise<FlightResult> {
     const result = await this.#call(row);
     if (result.kind !== 'answer') return result;
-    return { kind: 'answered', outcomes: await this.#apply(row, result) };
+    return { kind: 'answered', ...(await this.#apply(row, result, askedBy)) };
   }
 
   #ended(row: MediaRow, status: 'failed' | 'expired', code: string, message: string): MediaEvent {
@@ -162,24 +233,29 @@ export class Reissuer {
     return { kind: 'ended' };
   }
 
-  /** The fresh answer's URLs for the task's pending items; the outcome for each, by row id. */
+  /**
+   * The fresh answer's URLs for the task's pending items: the outcome for each item that asked
+   * for it or is due (counted as one of its re-issues), and why the answer lacks any other.
+   */
   async #apply(
     row: MediaRow,
     answer: { data: AnswerData; receivedAt: number },
-  ): Promise<Map<number, ReissueOutcome>> {
+    askedBy: ReadonlySet<number>,
+  ): Promise<{ outcomes: Map<number, ReissueOutcome>; unmatched: Map<number, Unmatched> }> {
     const { store } = this.#d;
     const config = store.media.config(row.runId);
     const now = this.#now();
     const events: MediaEvent[] = [];
     const outcomes = new Map<number, ReissueOutcome>();
+    const unmatched = new Map<number, Unmatched>();
     for (const item of store.media.pendingOfTask(row.runId, row.taskKey)) {
-      const needed = item.id === row.id || item.deadlineAt <= now;
+      const needed = askedBy.has(item.id) || item.deadlineAt <= now;
       const match = matchFresh(answer.data, item);
       if (!match.found) {
         if (needed) {
           events.push(this.#ended(item, 'failed', match.reason, match.message));
           outcomes.set(item.id, { kind: 'ended' });
-        }
+        } else unmatched.set(item.id, { reason: match.reason, message: match.message });
         continue;
       }
       const d = mediaDeadline({
@@ -198,10 +274,10 @@ export class Reissuer {
         countReissue: needed,
         at: now,
       });
-      outcomes.set(item.id, { kind: 'refreshed' });
+      if (needed) outcomes.set(item.id, { kind: 'refreshed' });
     }
     await this.#d.write(events);
-    return outcomes;
+    return { outcomes, unmatched };
   }
 
   /** Calls the task's search again and records the call. */

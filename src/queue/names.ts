@@ -36,10 +36,14 @@ export function searchJobId(runId: string, taskKey: string): string {
 }
 
 /**
- * The job id of a media job: `media-<its first row id>` (BullMQ refuses integer-like custom ids).
+ * The job id of a media job: `media-<its first row id>-<when that row last changed>` (BullMQ
+ * refuses integer-like custom ids). The same rows queued again (a restart, a process that died
+ * before marking them queued) get the same id, so no job is doubled while the first is still in
+ * Redis; a row an answer made pending again (another result at its position) gets a new one, as
+ * BullMQ would ignore a job whose id an active job still holds, and the row would wait with no job.
  */
-export function mediaJobId(mediaId: number): string {
-  return `media-${mediaId}`;
+export function mediaJobId(mediaId: number, updatedAt: number): string {
+  return `media-${mediaId}-${updatedAt}`;
 }
 
 /** The run and task a search job id names; undefined for ids harvest did not make. */

@@ -66,11 +66,27 @@ export interface MediaRow {
   queuedAt: number | null;
 }
 
+/** A pending row without a job (`MediaTable.unqueued`). */
+export interface UnqueuedRow {
+  id: number;
+  deadlineAt: number;
+  /**
+   * When the row last changed. A row an answer made pending again always gets a later one, so
+   * its job's id (src/queue/names.ts `mediaJobId`) is not that of a job still in Redis.
+   */
+  updatedAt: number;
+}
+
 export interface SavedFile {
   sha256: string;
   path: string;
   bytes: number;
   contentType: string;
+  /**
+   * The URL the file was downloaded from: the row is saved only while it still points there
+   * (a newer answer may have given its position another result meanwhile).
+   */
+  sourceUrl?: string;
 }
 
 export interface FreshUrl {
@@ -92,7 +108,7 @@ export interface MediaTable {
   requestFromResults(event: ResultsEvent): number;
   get(id: number): MediaRow | undefined;
   /** Pending rows without a job, earliest deadline first. */
-  unqueued(limit: number): Array<{ id: number; deadlineAt: number }>;
+  unqueued(limit: number): UnqueuedRow[];
   /** Pending rows among `ids` now have a job. Returns rows marked. */
   markQueued(ids: readonly number[], at: number): number;
   /**
@@ -106,7 +122,10 @@ export interface MediaTable {
   nextDeadline(): number | null;
   /** A download failed and will be tried again: one more attempt. */
   retried(id: number, at?: number): boolean;
-  /** Pending -> saved (one more attempt). False when the row was not pending. */
+  /**
+   * Pending -> saved (one more attempt). False when the row was not pending, or no longer
+   * points at `file.sourceUrl`.
+   */
   markSaved(id: number, file: SavedFile, at?: number): boolean;
   /**
    * Pending -> failed or expired, with a code and the reason; `attempted` when a download ended
@@ -158,7 +177,8 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
      ON CONFLICT (run_id, task_key, source, position, kind, item_index) DO UPDATE SET
        status = 'pending', source_url = excluded.source_url, result_url = excluded.result_url,
        issued_at = excluded.issued_at, expires_at = excluded.expires_at,
-       deadline_at = excluded.deadline_at, updated_at = excluded.updated_at,
+       deadline_at = excluded.deadline_at,
+       updated_at = MAX(excluded.updated_at, media.updated_at + 1),
        queued_at = CASE WHEN media.status = 'pending' THEN media.queued_at END,
        reissues = CASE WHEN media.status = 'pending' THEN media.reissues ELSE 0 END,
        attempts = CASE WHEN media.status = 'pending' THEN media.attempts ELSE 0 END,
@@ -170,8 +190,9 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
   const byId = db.prepare<[number], MediaRow>(`SELECT ${COLUMNS} FROM media WHERE id = ?`);
   // Polled every 50 ms: on the partial index of exactly these rows, which the planner left for
   // media_status_deadline (every pending row read, queued ones included, to find none).
-  const unqueued = db.prepare<[number], { id: number; deadlineAt: number }>(
-    `SELECT id, deadline_at AS deadlineAt FROM media INDEXED BY media_unqueued
+  const unqueued = db.prepare<[number], UnqueuedRow>(
+    `SELECT id, deadline_at AS deadlineAt, updated_at AS updatedAt
+     FROM media INDEXED BY media_unqueued
      WHERE status = 'pending' AND queued_at IS NULL ORDER BY deadline_at LIMIT ?`,
   );
   // One statement for a whole batch of ids (a JSON array), not one per row. `+status` keeps
@@ -191,11 +212,11 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
   const retried = db.prepare<[number, number]>(
     `UPDATE media SET attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = 'pending'`,
   );
-  const saved = db.prepare<Record<string, string | number>>(
+  const saved = db.prepare<Record<string, string | number | null>>(
     `UPDATE media SET status = 'saved', sha256 = @sha256, path = @path, bytes = @bytes,
        content_type = @contentType, saved_at = @at, updated_at = @at, error_code = NULL,
        error_message = NULL, attempts = attempts + 1
-     WHERE id = @id AND status = 'pending'`,
+     WHERE id = @id AND status = 'pending' AND (@sourceUrl IS NULL OR source_url = @sourceUrl)`,
   );
   const ended = db.prepare<[string, string, string | null, number, number, number]>(
     `UPDATE media SET status = ?, error_code = ?, error_message = ?, attempts = attempts + ?,
@@ -291,6 +312,7 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
         path: f.path,
         bytes: f.bytes,
         contentType: f.contentType,
+        sourceUrl: f.sourceUrl ?? null,
         at,
       }).changes > 0,
     markEnded: (id, status, code, message, options = {}) =>

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, expect, it } from 'vitest';
+import { HELD_BYTES_MAX } from '../../src/media/download.ts';
 import { partialOwner } from '../../src/media/storage.ts';
 import { verifyFiles } from '../../src/media/verify.ts';
 import { startRun } from '../../src/run/start.ts';
@@ -49,8 +50,12 @@ async function until<T>(what: string, check: () => T | undefined, timeoutMs = 30
 }
 
 it('a media worker killed mid-download: after a restart the file is saved once and verifies', async () => {
-  // Bodies trickle at 1.5 kB/s: an MP3 of the sandbox (3-6 kB) takes seconds.
-  h = await startHarness({ sandbox: { mediaFaults: { bytesPerSecond: 1500 } } });
+  // MP3s of 3 MiB at 2 MiB/s: past HELD_BYTES_MAX (1 MiB, src/media/download.ts) the body is
+  // written to its partial file as it comes, so the kill finds one half written.
+  const padBytes = 3 * HELD_BYTES_MAX;
+  h = await startHarness({
+    sandbox: { mediaPadBytes: padBytes, mediaFaults: { bytesPerSecond: 2 * HELD_BYTES_MAX } },
+  });
   const searchPool = await h.startPool({ roles: ['search', 'store'] });
   const file = h.writePipeline(
     'crash',

@@ -104,7 +104,16 @@ describe('media table', () => {
       bytes: 10,
       contentType: 'audio/mpeg',
     };
-    expect(store.media.markSaved(first!.id, file)).toBe(true);
+    // A file from a URL the row no longer points at is not its file.
+    expect(
+      store.media.markSaved(first!.id, { ...file, sourceUrl: 'https://media.example/old' }),
+    ).toBe(false);
+    expect(
+      store.media.markSaved(first!.id, {
+        ...file,
+        sourceUrl: store.media.get(first!.id)!.sourceUrl,
+      }),
+    ).toBe(true);
     expect(store.media.markSaved(first!.id, file)).toBe(false);
     expect(store.media.markEnded(first!.id, 'failed', 'X', 'late')).toBe(false);
     expect(store.media.get(first!.id)).toMatchObject({
@@ -270,6 +279,7 @@ describe('media table', () => {
       {
         type: 'media-saved',
         mediaId: shot!.id,
+        sourceUrl: shot!.sourceUrl,
         sha256: 'd'.repeat(64),
         path: 'media/dd/d.png',
         bytes: 3,
@@ -288,6 +298,7 @@ describe('media table', () => {
       {
         type: 'media-saved',
         mediaId: shot!.id,
+        sourceUrl: shot!.sourceUrl,
         sha256: 'not a hash',
         path: 'x',
         bytes: 1,
