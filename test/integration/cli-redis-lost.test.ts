@@ -69,16 +69,20 @@ async function until(check: () => boolean, ms: number): Promise<void> {
 }
 
 // Enough work (60 x 150 ms, 2 at a time) that the run outlasts the watch's reconnection backoff
-// (up to 2 s) once Redis is back, so the line saying so comes before the run ends.
+// (up to 2 s) once Redis is back, so the line saying so comes before the run ends. A budget,
+// so that calls answered while Redis is away also settle it (after their record).
+const TASKS = 60;
 const PIPELINE = `name: many
 searches:
   - id: q
     query: "topic {n}"
     limit: 1
     matrix:
-      n: [${Array.from({ length: 60 }, (_, i) => i + 1).join(', ')}]
+      n: [${Array.from({ length: TASKS }, (_, i) => i + 1).join(', ')}]
 run:
   concurrency: 2
+budget:
+  maxCredits: 100000
 `;
 
 let tmp: ReturnType<typeof tempDir>;
@@ -132,12 +136,16 @@ function expectNoFlood(stderr: string): void {
 }
 
 describe('Redis lost mid-run', () => {
-  it('back with its data: one line each way, and the run finishes', async () => {
+  it('back with its data: one line each way, and the run finishes, no search called twice', async () => {
+    const before = sandbox.ledger().teams.sandbox?.calls['200'] ?? 0;
     const r = await runThroughLoss(true);
     expectNoFlood(r.stderr);
     expect(r.stderr).toContain('Redis is back: the run goes on');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/: completed/);
+    // Calls answered while Redis was away were recorded and their jobs completed: none of the
+    // tasks was searched, and billed, again.
+    expect((sandbox.ledger().teams.sandbox?.calls['200'] ?? 0) - before).toBe(TASKS);
   });
 
   it('back empty: says the jobs are gone and how to resume, exit 4', async () => {
