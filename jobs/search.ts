@@ -13,7 +13,7 @@ import type { SearchRequest, SearchResponse } from '../src/contract/index.ts';
 import { newCallId } from '../src/ids.ts';
 import type { Logger } from '../src/log.ts';
 import { decideRetry } from '../src/queue/backoff.ts';
-import type { Budget } from '../src/queue/budget.ts';
+import { type Budget, settleRecorded } from '../src/queue/budget.ts';
 import { CLAIM, callClaim } from '../src/queue/call-claim.ts';
 import { type CallBase, failedCallEvent, okCallEvent } from '../src/queue/call-events.ts';
 import type { InflightJournal } from '../src/queue/inflight.ts';
@@ -49,11 +49,6 @@ export interface SearchDeps {
 }
 
 type TaskStatusEvent = (status: TaskEvent['status'], extra?: Partial<TaskEvent>) => TaskEvent;
-
-/** Background settles of a recorded call's budget while Redis is away: 1 s, doubling, 30 s. */
-const SETTLE_RETRY_BASE_MS = 1000;
-const SETTLE_RETRY_MAX_MS = 30_000;
-const SETTLE_ATTEMPTS = 30;
 
 export function createSearchProcessor(deps: SearchDeps) {
   const random = deps.random ?? Math.random;
@@ -130,59 +125,12 @@ export function createSearchProcessor(deps: SearchDeps) {
     // The record is durable: the call leaves the journal, and settles its budget in the same script.
     if (data.maxCredits === undefined) endJournal(callId);
     else
-      await settleRecorded(data.runId, callId, body.creditsUsed, { journal: deps.keys.inflight });
+      await settleRecorded(deps.budget, deps.logger, data.runId, callId, body.creditsUsed, {
+        journal: deps.keys.inflight,
+      });
     deps.rate.onSuccess();
     return { creditsUsed: body.creditsUsed };
   };
-
-  /**
-   * Settles the budget of a call whose record is durable (with `journal`, it also leaves the
-   * journal, in the same script). Redis failing here (a restart, say) must not fail the job:
-   * BullMQ would run it again, and the service bill the search twice. A failed settle is logged
-   * and tried again in the background; until it goes through, the run's counter holds the
-   * call's worst case, which errs on the side of the budget.
-   */
-  async function settleRecorded(
-    runId: string,
-    callId: string,
-    spent: number,
-    options: { journal?: string } = {},
-  ): Promise<void> {
-    try {
-      await deps.budget.settle(runId, callId, spent, options);
-    } catch (error) {
-      deps.logger.warn(
-        { err: error, runId, callId },
-        'settling a recorded call with the budget failed; trying again in the background',
-      );
-      settleLater(runId, callId, spent, options, 1);
-    }
-  }
-
-  function settleLater(
-    runId: string,
-    callId: string,
-    spent: number,
-    options: { journal?: string },
-    failures: number,
-  ): void {
-    const delayMs = Math.min(SETTLE_RETRY_MAX_MS, SETTLE_RETRY_BASE_MS * 2 ** (failures - 1));
-    setTimeout(() => {
-      deps.budget.settle(runId, callId, spent, options).then(
-        () => deps.logger.info({ runId, callId }, 'budget settled'),
-        (error: unknown) => {
-          if (failures + 1 < SETTLE_ATTEMPTS) {
-            settleLater(runId, callId, spent, options, failures + 1);
-            return;
-          }
-          deps.logger.error(
-            { err: error, runId, callId, spent },
-            'could not settle a recorded call with the budget; its worst case stays reserved',
-          );
-        },
-      );
-    }, delayMs).unref();
-  }
 
   async function reserveBudget(
     data: SearchJobData,
@@ -278,7 +226,7 @@ export function createSearchProcessor(deps: SearchDeps) {
     if (data.maxCredits !== undefined) {
       // A call of unknown cost (no answer, or an unreadable 2xx) keeps its worst case reserved.
       const spent = call.creditsUsed ?? data.estimateMaxCredits;
-      await settleRecorded(data.runId, call.callId, spent);
+      await settleRecorded(deps.budget, deps.logger, data.runId, call.callId, spent);
     }
     // From here on Redis failing must not change what the job does: the call is recorded, and
     // an error of its own would spend an attempt (and could fail the task) for a 429 or a 402.

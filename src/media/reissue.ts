@@ -34,7 +34,7 @@ import {
 import { newCallId } from '../ids.ts';
 import type { Logger } from '../log.ts';
 import { decideRetry } from '../queue/backoff.ts';
-import type { Budget } from '../queue/budget.ts';
+import { type Budget, settleRecorded } from '../queue/budget.ts';
 import { type CallBase, failedCallEvent, okCallEvent } from '../queue/call-events.ts';
 import type { InflightJournal } from '../queue/inflight.ts';
 import type { StoreEvent } from '../store/events.ts';
@@ -358,7 +358,9 @@ export class Reissuer {
     void this.#d.inflight
       .end(call.callId)
       .catch((error: unknown) => this.#d.log.warn({ err: error }, 'journal end failed'));
-    if (maxCredits !== null) await this.#d.budget.settle(call.runId, call.callId, spent);
+    if (maxCredits !== null) {
+      await settleRecorded(this.#d.budget, this.#d.log, call.runId, call.callId, spent);
+    }
   }
 
   #failure(error: unknown, row: MediaRow): CallResult {

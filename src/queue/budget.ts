@@ -8,7 +8,9 @@
  * unknown cost is not counted against the budget (the cost report shows it as unknown); a LOST
  * call whose real record arrives after all settles then, adding what it cost.
  */
+
 import type { Redis } from 'ioredis';
+import type { Logger } from '../log.ts';
 import { evalScript } from './lua.ts';
 
 /**
@@ -139,5 +141,53 @@ export class Budget {
    */
   async raiseTo(runId: string, credits: number): Promise<void> {
     await evalScript(this.#redis, RAISE_TO, 1, this.#keys.budget, runId, credits);
+  }
+}
+
+/** Background settles of a recorded call's budget while Redis is away: 1 s, doubling, 30 s. */
+const SETTLE_RETRY_BASE_MS = 1000;
+const SETTLE_RETRY_MAX_MS = 30_000;
+const SETTLE_ATTEMPTS = 30;
+
+/**
+ * Settles the budget of a call whose record is durable (with `journal`, it also leaves the
+ * journal, in the same script). Never throws: Redis failing here (a restart, say) must not fail
+ * the job that made the call, which would then run, and be billed, again. A failed settle is
+ * logged and tried again in the background; until it goes through, the run's counter holds the
+ * call's worst case, which errs on the side of the budget.
+ */
+export async function settleRecorded(
+  budget: Pick<Budget, 'settle'>,
+  log: Logger,
+  runId: string,
+  callId: string,
+  spent: number,
+  options: { journal?: string } = {},
+): Promise<void> {
+  const again = (failures: number) => {
+    const delayMs = Math.min(SETTLE_RETRY_MAX_MS, SETTLE_RETRY_BASE_MS * 2 ** (failures - 1));
+    setTimeout(() => {
+      budget.settle(runId, callId, spent, options).then(
+        () => log.info({ runId, callId }, 'budget settled'),
+        (error: unknown) => {
+          if (failures + 1 < SETTLE_ATTEMPTS) again(failures + 1);
+          else {
+            log.error(
+              { err: error, runId, callId, spent },
+              'could not settle a recorded call with the budget; its worst case stays reserved',
+            );
+          }
+        },
+      );
+    }, delayMs).unref();
+  };
+  try {
+    await budget.settle(runId, callId, spent, options);
+  } catch (error) {
+    log.warn(
+      { err: error, runId, callId },
+      'settling a recorded call with the budget failed; trying again in the background',
+    );
+    again(1);
   }
 }
