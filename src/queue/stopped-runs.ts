@@ -8,7 +8,7 @@
  */
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { searchJobId } from './names.ts';
+import { parseSearchJobId, searchJobId } from './names.ts';
 
 export type StopReason = 'cancelled' | 'interrupted';
 
@@ -83,6 +83,22 @@ export class StoppedRuns {
  * a job could only be miscounted by being taken, called and finished, which takes a whole API
  * call. A lookup that fails leaves its job where it is.
  */
+/**
+ * The task keys of a run's jobs waiting in the queue (waiting or paused, prioritized, delayed),
+ * read from the queue itself: at most the queue window's worth of ids, however large the run.
+ * A fed run's jobs need not lie up to its cursor: a resume restarts the cursor while the
+ * window it fed before may still be queued (a queue paused for the API key, say).
+ */
+export async function queuedTaskKeys(queue: Queue, runId: string): Promise<string[]> {
+  const ids = await queue.getRanges(['waiting', 'prioritized', 'delayed'], 0, -1);
+  const keys = new Set<string>();
+  for (const id of ids) {
+    const job = parseSearchJobId(id);
+    if (job?.runId === runId) keys.add(job.taskKey);
+  }
+  return [...keys];
+}
+
 export async function removeQueuedJobs(
   queue: Queue,
   redis: Redis,

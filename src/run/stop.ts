@@ -6,7 +6,12 @@
  */
 import { HarvestError } from '../errors.ts';
 import { FeedState } from '../queue/feed-state.ts';
-import { removeQueuedJobs, StoppedRuns, type StopReason } from '../queue/stopped-runs.ts';
+import {
+  queuedTaskKeys,
+  removeQueuedJobs,
+  StoppedRuns,
+  type StopReason,
+} from '../queue/stopped-runs.ts';
 import { FINISHED_RUN_STATUSES } from '../store/index.ts';
 import type { Runtime } from './runtime.ts';
 
@@ -39,15 +44,17 @@ export async function stopRun(
   // First on the list, so no worker starts a job of the run while its jobs are removed.
   await new StoppedRuns(redis, keys.stoppedRuns).stop(runId, reason);
   store.runs.setStatus(runId, reason);
-  // A fed run has jobs only up to its cursor: a window, not the whole run, is looked at.
+  // A fed run may be far larger than the queue: its jobs are looked for in the queue (a window's
+  // worth of ids), not among its unfinished tasks. A run enqueued whole has no more tasks than
+  // the window.
   const feed = new FeedState(redis, keys);
   const fed = await feed.get(runId);
-  const through = fed ? { through: fed.after } : {};
-  const keysOfRun = (function* () {
-    for (const task of store.tasks.unfinished(runId, through)) yield task.key;
-  })();
-  const removedJobs =
-    fed?.after === '' ? 0 : await removeQueuedJobs(runtime.searchQueue, redis, runId, keysOfRun);
+  const keysOfRun = fed
+    ? await queuedTaskKeys(runtime.searchQueue, runId)
+    : (function* () {
+        for (const task of store.tasks.unfinished(runId)) yield task.key;
+      })();
+  const removedJobs = await removeQueuedJobs(runtime.searchQueue, redis, runId, keysOfRun);
   // After the jobs: a feeder round that was adding some meanwhile cannot move the cursor now,
   // and the jobs it added are dropped by the workers (the run is on the stopped list).
   await feed.remove(runId);

@@ -40,8 +40,6 @@ export type TaskCounts = Record<TaskStatus, number> & { total: number };
 export interface UnfinishedOptions {
   /** Rows read per query; default 1000. The generator holds no statement open between pages. */
   pageSize?: number;
-  /** Only tasks whose key is at most this one (the feeder's cursor, say). Default all. */
-  through?: string;
 }
 
 export interface TasksTable {
@@ -122,21 +120,6 @@ export function createTasksTable(db: Database, now: Clock): TasksTable {
       `SELECT COUNT(*) FROM tasks WHERE run_id = ? AND task_key > ? AND status IN ${ACTIVE}`,
     )
     .pluck();
-  const pageThrough = db.prepare<
-    [string, string, string, number],
-    {
-      key: string;
-      requestJson: string;
-      searchId: string | null;
-      status: TaskStatus;
-      attempts: number;
-    }
-  >(
-    `SELECT task_key AS key, request_json AS requestJson, search_id AS searchId, status, attempts
-     FROM tasks
-     WHERE run_id = ? AND task_key > ? AND task_key <= ? AND status IN ${ACTIVE}
-     ORDER BY task_key LIMIT ?`,
-  );
   // Kept by triggers (migration 2), so reading them costs the same for any size of run.
   const countRow = db.prepare<[string], Record<TaskStatus, number>>(
     'SELECT queued, running, retrying, done, failed FROM run_counts WHERE run_id = ?',
@@ -209,13 +192,9 @@ export function createTasksTable(db: Database, now: Clock): TasksTable {
     insertMany: (runId, tasks) => insertAll.immediate(runId, tasks),
     *unfinished(runId, options = {}) {
       const pageSize = options.pageSize ?? 1000;
-      const { through } = options;
       let after = '';
       for (;;) {
-        const rows =
-          through === undefined
-            ? page.all(runId, after, pageSize)
-            : pageThrough.all(runId, after, through, pageSize);
+        const rows = page.all(runId, after, pageSize);
         for (const r of rows) yield unfinishedOf(r);
         const last = rows.at(-1);
         if (!last || rows.length < pageSize) return;

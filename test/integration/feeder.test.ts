@@ -182,6 +182,21 @@ describe('the queue window', () => {
     expectStoredOnce(h, runId, 200);
   }, 60_000);
 
+  it('cancels a fed run resumed while its window was still queued: every queued job leaves', async () => {
+    h = await harness(20);
+    const file = h.writePipeline('held', pipeline('held', 3 * WINDOW));
+    // No worker: the window stays queued, as it does while the queue is paused for the API key.
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    expect(await jobsInQueue(h.runtime.searchQueue)).toBe(WINDOW);
+    // The window is full: the resume queues nothing and feeds from the start again.
+    await resumeRun(h.runtime, runId, { logger: h.logger });
+    expect(await jobsInQueue(h.runtime.searchQueue)).toBe(WINDOW);
+
+    const stopped = await stopRun(h.runtime, runId, 'cancelled');
+    expect(stopped.removedJobs).toBe(WINDOW);
+    expect(await jobsInQueue(h.runtime.searchQueue)).toBe(0);
+  });
+
   it('resumes a fed run after Redis lost its jobs and its cursor', async () => {
     h = await harness(2);
     const file = h.writePipeline('lost', pipeline('lost', 150));
