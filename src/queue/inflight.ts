@@ -116,7 +116,9 @@ export class InflightJournal {
 
   /**
    * Finds calls whose worker is gone, hands them to `record` as LOST call events, and removes
-   * them once recorded. Returns the calls reaped.
+   * them once recorded. Returns the calls this reaper removed: when reapers of several pools
+   * find the same orphan, each records it (the call id makes that one record), but only the one
+   * whose removal took it releases its budget and counts it against its task.
    */
   async reap(
     record: (events: StoreEvent[]) => Promise<void>,
@@ -136,8 +138,13 @@ export class InflightJournal {
     }
     if (orphans.length === 0) return [];
     await record(orphans.map((c) => lostCallEvent(c, nowMs)));
-    await this.#redis.hdel(this.#keys.inflight, ...orphans.map((c) => c.callId));
-    return orphans;
+    const removal = this.#redis.pipeline();
+    for (const c of orphans) removal.hdel(this.#keys.inflight, c.callId);
+    const removed = (await removal.exec()) ?? [];
+    return orphans.filter((_, i) => {
+      const [error, n] = removed[i] ?? [];
+      return !error && n === 1;
+    });
   }
 }
 

@@ -46,13 +46,18 @@ export async function watchLostCalls(options: LostCallsOptions): Promise<LostCal
     () => void inflight.heartbeat(workerId, roles).catch(() => {}),
     Math.max(200, Math.floor(inflight.heartbeatTtlMs / 3)),
   );
-  const reaper = setInterval(
-    () =>
-      void reapOnce()
-        .then((n) => n > 0 && log.warn({ lost: n }, 'recorded calls lost with a dead worker'))
-        .catch((error: unknown) => log.warn({ err: error }, 'reaping lost calls failed')),
-    options.reapIntervalMs ?? Math.min(5000, inflight.heartbeatTtlMs),
-  );
+  // One reap at a time: a reap slower than the interval (a slow record) is not started twice.
+  let reaping = false;
+  const reaper = setInterval(() => {
+    if (reaping) return;
+    reaping = true;
+    void reapOnce()
+      .then((n) => n > 0 && log.warn({ lost: n }, 'recorded calls lost with a dead worker'))
+      .catch((error: unknown) => log.warn({ err: error }, 'reaping lost calls failed'))
+      .finally(() => {
+        reaping = false;
+      });
+  }, options.reapIntervalMs ?? Math.min(5000, inflight.heartbeatTtlMs));
 
   async function settleLost(calls: readonly InflightCall[]): Promise<void> {
     for (const c of calls) {

@@ -1,0 +1,66 @@
+/**
+ * The reaper of calls lost with dead workers, as several pools run it on one Redis: a lost call
+ * is recorded, its budget released and counted against its task once, whichever pools find it.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log.ts';
+import { Budget } from '../../src/queue/budget.ts';
+import { InflightJournal } from '../../src/queue/inflight.ts';
+import { harvestKeys, searchJobId } from '../../src/queue/names.ts';
+import type { StoreEvent } from '../../src/store/events.ts';
+import { lostCallsOf, watchLostCalls } from '../../src/worker/lost-calls.ts';
+import { useCleanup } from '../helpers/cleanup.ts';
+import { testRedis } from '../helpers/redis.ts';
+
+const defer = useCleanup();
+
+describe('lost calls', () => {
+  it('a call lost with its worker counts once against its task, however many pools reap it', async () => {
+    const { prefix, redis } = testRedis(defer);
+    const keys = harvestKeys(prefix);
+    const inflight = new InflightJournal(redis, keys, 1000);
+    const budget = new Budget(redis, keys);
+    const call = {
+      callId: '0190f000-0000-7000-8000-0000000000aa',
+      runId: 'r1',
+      taskKey: 'k1',
+      attempt: 1,
+      startedAt: Date.now(),
+      workerId: 'gone', // no heartbeat: dead
+    };
+    expect(await budget.reserve('r1', call.callId, 10, 100)).toBe(true);
+    await inflight.begin(call);
+
+    const recorded: StoreEvent[] = [];
+    // A record takes a while (a commit, a store-queue add): long enough for every pool to find
+    // the same orphan before any has removed it.
+    const record = async (events: StoreEvent[]) => {
+      await sleep(100);
+      recorded.push(...events);
+    };
+    const log = createLogger({ level: 'silent' });
+    const pools = await Promise.all(
+      ['pool-a', 'pool-b', 'pool-c'].map((workerId) =>
+        watchLostCalls({
+          workerId,
+          roles: ['search'],
+          inflight,
+          budget,
+          redis,
+          keys,
+          record,
+          log,
+          reapIntervalMs: 30,
+        }),
+      ),
+    );
+    defer(() => Promise.all(pools.map((p) => p.stop())));
+    while ((await inflight.pending()) > 0) await sleep(10);
+    await sleep(300); // every reap under way has ended
+
+    expect(recorded.length).toBeGreaterThanOrEqual(1);
+    expect(await lostCallsOf(redis, keys, searchJobId('r1', 'k1'))).toBe(1);
+    expect(Number(await redis.hget(keys.budget, 'r1'))).toBe(0);
+  });
+});
