@@ -1,7 +1,8 @@
 /**
  * `applyEvents`: writes a batch of worker events in one immediate transaction, idempotently.
  * Calls are keyed by `callId`, results by (run, task, source, position), and task statuses only
- * move forward, so redelivering a batch (or part of one) changes nothing.
+ * move forward, so redelivering a batch (or part of one) changes nothing. A run whose task
+ * moved starts (queued -> running) and, once every task has ended, finishes in that transaction.
  */
 import type { Database } from 'better-sqlite3';
 import type { CallsTable } from './calls.ts';
@@ -39,7 +40,7 @@ export interface ApplyReport {
   mediaUpdates: number;
   /** Events that failed validation; the other events of the batch were applied. */
   rejected: RejectedEvent[];
-  /** Runs that had a task change in this batch (to check whether they are finished). */
+  /** Runs that had a task change in this batch (started, and finished when done, with it). */
   runsWithTaskChanges: string[];
 }
 
@@ -109,6 +110,13 @@ export function createApplyEvents(db: Database, t: Tables): ApplyEvents {
     const runs = new Set<string>();
     for (const e of events) applyOne(e, report, runs);
     report.runsWithTaskChanges = [...runs];
+    // In the same transaction as the task moves: a batch whose commit ended a run's last task
+    // also ends the run. Done after the commit, a process that died in between left the run
+    // running for good (the batch delivered again moves no task, so it looked at no run).
+    for (const runId of runs) {
+      if (t.runs.get(runId)?.status === 'queued') t.runs.setStatus(runId, 'running');
+      t.runs.finishIfDone(runId);
+    }
   });
 
   return (input) => {

@@ -1,8 +1,8 @@
 /**
- * `commitEvents`: applies a batch of worker events in one transaction and marks the runs whose
- * every task has ended as finished. Every write of worker events goes through it, on the
- * database's one writer: the process's own thread (`directWriter`) or its writer thread
- * (writer-thread.ts).
+ * `commitEvents`: applies a batch of worker events in one transaction, which also marks the
+ * runs whose every task has ended as finished (apply-events.ts). Every write of worker events
+ * goes through it, on the database's one writer: the process's own thread (`directWriter`) or
+ * its writer thread (writer-thread.ts).
  */
 import type { ApplyReport, RejectedEvent } from './apply-events.ts';
 import type { Store } from './db.ts';
@@ -23,11 +23,5 @@ export function directWriter(store: Store): EventWriter {
 }
 
 export function commitEvents(store: Store, events: readonly unknown[]): ApplyReport {
-  const report = store.applyEvents(events);
-  for (const runId of report.runsWithTaskChanges) {
-    const run = store.runs.get(runId);
-    if (run?.status === 'queued') store.runs.setStatus(runId, 'running');
-    store.runs.finishIfDone(runId);
-  }
-  return report;
+  return store.applyEvents(events);
 }

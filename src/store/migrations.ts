@@ -399,6 +399,13 @@ export const MIGRATIONS: readonly string[] = [
     WHERE ru.id = results.run_id AND p.id = ru.pipeline_id
       AND s.pipeline_name = p.name AND s.url = results.url;
   `,
+  // 10: when the latest response stored for a task arrived (tasks.results_fetched_at), kept
+  // apart from its result rows: a response with no items leaves none, and an older response
+  // arriving after it was then taken for the latest. Tasks stored before keep NULL, and their
+  // rows' fetched_at still says it (results.ts).
+  `
+  ALTER TABLE tasks ADD COLUMN results_fetched_at INTEGER;
+  `,
 ];
 
 /** The `user_version` a fully migrated database has. */

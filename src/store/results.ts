@@ -104,11 +104,21 @@ export function resultColumns(item: Record<string, unknown>): Row {
 }
 
 export function createResultsTable(db: Database): ResultsTable {
+  // The latest response stored for the task: recorded on the task (an empty one leaves no
+  // rows), or, for tasks stored before that was kept, its rows' time.
   const latest = db
-    .prepare<[string, string], number | null>(
-      'SELECT MAX(fetched_at) FROM results WHERE run_id = ? AND task_key = ?',
+    .prepare<{ runId: string; taskKey: string }, number | null>(
+      `SELECT MAX(
+         IFNULL((SELECT results_fetched_at FROM tasks
+                 WHERE run_id = @runId AND task_key = @taskKey), -1),
+         IFNULL((SELECT MAX(fetched_at) FROM results
+                 WHERE run_id = @runId AND task_key = @taskKey), -1))`,
     )
     .pluck();
+  const noteLatest = db.prepare<{ runId: string; taskKey: string; fetchedAt: number }>(
+    `UPDATE tasks SET results_fetched_at = MAX(IFNULL(results_fetched_at, 0), @fetchedAt)
+     WHERE run_id = @runId AND task_key = @taskKey`,
+  );
   const upsert = db.prepare<Row>(
     `INSERT INTO results (run_id, task_key, source, position, url, title, description, category,
        markdown, html, raw_html, links_json, screenshot_url, audio_url, video_url, metadata_json,
@@ -166,8 +176,10 @@ export function createResultsTable(db: Database): ResultsTable {
 
   return {
     applyEvent(e, seenIds = []) {
-      const stored = latest.get(e.runId, e.taskKey);
-      if (stored != null && stored > e.fetchedAt) return { written: 0, stale: true };
+      const task = { runId: e.runId, taskKey: e.taskKey };
+      const stored = latest.get(task) ?? -1;
+      if (stored > e.fetchedAt) return { written: 0, stale: true };
+      noteLatest.run({ ...task, fetchedAt: e.fetchedAt });
       for (const [index, { source, position, item }] of e.items.entries()) {
         upsert.run({
           runId: e.runId,

@@ -63,6 +63,21 @@ describe('applyEvents', () => {
     expect(store.results.count(runId)).toBe(2);
   });
 
+  it("the transaction that ends a run's last task finishes the run; delivered again, it changes nothing", () => {
+    const store = stores.open({ now: () => T0 });
+    const { runId } = seedRun(store, { taskCount: 1 });
+    const batch = [
+      callEvent(runId, 't0'),
+      resultsEvent(runId, 't0', [webItem(1)]),
+      taskEvent(runId, 't0', 'done', T0 + 10),
+    ];
+    // No step after the commit is left to do: a process that dies once it returns loses nothing.
+    expect(store.applyEvents(batch).runsWithTaskChanges).toEqual([runId]);
+    expect(store.runs.get(runId)).toMatchObject({ status: 'completed', finishedAt: T0 });
+    expect(store.applyEvents(batch).runsWithTaskChanges).toEqual([]);
+    expect(store.runs.get(runId)?.status).toBe('completed');
+  });
+
   it('task status is monotonic: done is final, failed gives way only to done', () => {
     const store = stores.open({ now: () => T0 });
     const { runId } = seedRun(store);
@@ -174,6 +189,19 @@ describe('applyEvents', () => {
     const late = store.applyEvents([first]);
     expect(late).toMatchObject({ results: 0, staleResults: 1 });
     expect(store.results.forTask(runId, 't0')).toEqual(rows);
+  });
+
+  it('an older response arriving after a newer one with no items is ignored too', () => {
+    const store = stores.open({ now: () => T0 });
+    const { runId } = seedRun(store);
+    store.applyEvents([resultsEvent(runId, 't0', [], { fetchedAt: T0 + 2_000 })]);
+    const late = store.applyEvents([
+      resultsEvent(runId, 't0', [webItem(1, { audio: 'https://m/a1.mp3' }), webItem(2)], {
+        fetchedAt: T0 + 1_000,
+      }),
+    ]);
+    expect(late).toMatchObject({ results: 0, staleResults: 1, mediaRequested: 0 });
+    expect(store.results.count(runId)).toBe(0);
   });
 
   it('maps web, news and image items to columns and keeps the raw item', () => {

@@ -85,23 +85,24 @@ describe('pipelines and runs', () => {
     expect(store.runs.setTaskCount('missing', 1)).toBe(false);
   });
 
-  it('finishIfDone completes a run once no task is active', () => {
+  it('finishIfDone completes a run once no task is active (applyEvents calls it with the task moves)', () => {
     const store = stores.open({ now: () => T0 });
     const { runId } = seedRun(store, { taskCount: 2 });
-    store.applyEvents([taskEvent(runId, 't0', 'done', T0 + 1)]);
     expect(store.runs.finishIfDone(runId)).toBeNull();
+    store.applyEvents([taskEvent(runId, 't0', 'done', T0 + 1)]);
+    expect(store.runs.get(runId)?.status).toBe('running');
     store.applyEvents([taskEvent(runId, 't1', 'failed', T0 + 2, { errorCode: 'BAD_REQUEST' })]);
-    expect(store.runs.finishIfDone(runId)).toBe('completed');
     expect(store.runs.get(runId)).toMatchObject({ status: 'completed', finishedAt: T0 });
     expect(store.runs.finishIfDone(runId)).toBeNull();
 
     const all = seedRun(store, { taskCount: 1 });
     store.applyEvents([taskEvent(all.runId, 't0', 'failed', T0 + 1)]);
-    expect(store.runs.finishIfDone(all.runId)).toBe('failed');
+    expect(store.runs.get(all.runId)?.status).toBe('failed');
 
     const paused = seedRun(store, { taskCount: 1 });
     store.runs.setStatus(paused.runId, 'paused', { reason: 'payment required' });
     store.applyEvents([taskEvent(paused.runId, 't0', 'done', T0 + 1)]);
+    expect(store.runs.get(paused.runId)?.status).toBe('paused');
     expect(store.runs.finishIfDone(paused.runId)).toBeNull();
   });
 });
