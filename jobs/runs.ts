@@ -44,7 +44,8 @@ export function createRunsProcessor(deps: RunsProcessorDeps) {
   return async function processRuns(job: Job): Promise<unknown> {
     switch (job.name) {
       case RUNS_JOBS.tick: {
-        const row = await deps.tick(parse(TickJobDataSchema, job), dueAtOf(job));
+        const data = parse(TickJobDataSchema, job);
+        const row = await deps.tick(data, data.dueAt ?? dueAtOf(job));
         return { outcome: row.outcome, runId: row.runId, reason: row.reason };
       }
       case RUNS_JOBS.notify: {

@@ -26,6 +26,13 @@ export async function enqueueDueNotifications(
 ): Promise<number> {
   const due = store.notifications.due(100);
   if (due.length === 0) return 0;
+  // A delivery job that failed for good without recording why (it threw: a locked database,
+  // say) stays in the failed set under the run's job id, and a job added under that id would be
+  // ignored: the notification, still pending, would never be tried again. It is taken out.
+  const states = await Promise.all(due.map((runId) => queue.getJobState(notifyJobId(runId))));
+  for (const [i, state] of states.entries()) {
+    if (state === 'failed') await queue.remove(notifyJobId(due[i]!));
+  }
   await queue.addBulk(
     due.map((runId) => {
       const data: NotifyJobData = NotifyJobDataSchema.parse({ runId });

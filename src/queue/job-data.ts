@@ -40,6 +40,11 @@ export const TickJobDataSchema = z.object({
   pipelineHash: z.string().regex(/^[0-9a-f]{64}$/),
   /** The file it was applied from, for people. */
   file: z.string().optional(),
+  /**
+   * When the tick was due, ms since the epoch: only on a missed tick that `schedule apply`
+   * queued again (a scheduler's own ticks carry it as BullMQ's `prevMillis`).
+   */
+  dueAt: z.number().int().nonnegative().optional(),
 });
 export type TickJobData = z.infer<typeof TickJobDataSchema>;
 

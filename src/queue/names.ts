@@ -30,6 +30,11 @@ export function notifyJobId(runId: string): string {
   return `notify-${runId}`;
 }
 
+/** A missed tick that `schedule apply` queued again: one job per pipeline and due time. */
+export function missedTickJobId(pipelineName: string, dueAt: number): string {
+  return `missed-tick-${pipelineName}-${dueAt}`;
+}
+
 /** BullMQ refuses `:` in custom job ids, so run id and task key are joined with `.`. */
 export function searchJobId(runId: string, taskKey: string): string {
   return `${runId}.${taskKey}`;

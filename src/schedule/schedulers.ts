@@ -5,7 +5,7 @@
  */
 import type { Queue } from 'bullmq';
 import { type TickJobData, TickJobDataSchema } from '../queue/job-data.ts';
-import { RUNS_JOBS } from '../queue/names.ts';
+import { missedTickJobId, RUNS_JOBS } from '../queue/names.ts';
 import type { DesiredSchedule, ExistingSchedule, ScheduleAction } from './plan.ts';
 
 export interface ScheduleInfo extends ExistingSchedule {
@@ -48,11 +48,23 @@ async function upsert(queue: Queue, s: DesiredSchedule): Promise<void> {
     pipelineHash: s.hash,
     file: s.file,
   };
+  // Upserting drops the scheduler's pending tick and schedules the next one after now: a tick
+  // already due (no worker with the runs role took it yet) would be lost. Missed ticks run once,
+  // so it is queued again, with the pipeline as applied now, under an id of its own.
+  const before = await queue.getJobScheduler(s.name);
+  const missed = before?.next != null && before.next <= Date.now() ? before.next : undefined;
   await queue.upsertJobScheduler(
     s.name,
     { pattern: s.cron, tz: s.tz },
     { name: RUNS_JOBS.tick, data, opts: TICK_JOB_OPTIONS },
   );
+  if (missed !== undefined) {
+    await queue.add(
+      RUNS_JOBS.tick,
+      { ...data, dueAt: missed },
+      { ...TICK_JOB_OPTIONS, jobId: missedTickJobId(s.name, missed) },
+    );
+  }
 }
 
 /** Carries out the actions of `planScheduleChanges`, in order. */

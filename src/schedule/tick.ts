@@ -15,6 +15,8 @@ import type { TickRow } from '../store/index.ts';
 export interface TickOptions {
   logger: Logger;
   nowMs?: number;
+  /** Why this tick may start no run (its schedule is gone): recorded as skipped, saying so. */
+  unscheduled?: string;
 }
 
 /** Handles the tick due at `dueAt` and returns what was recorded of it. */
@@ -32,6 +34,7 @@ export async function runTick(
     dueAt,
     pipelineHash: data.pipelineHash,
     runId: newRunId(options.nowMs ?? Date.now()),
+    ...(options.unscheduled ? { unscheduled: options.unscheduled } : {}),
   });
   if (claim.kind === 'skipped') log.warn({ reason: claim.tick.reason }, 'scheduled run skipped');
   if (claim.kind !== 'claimed') return claim.tick;

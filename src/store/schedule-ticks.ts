@@ -7,6 +7,7 @@
  * |-------------------------------------------------------|-----------|-------------------------|
  * | this tick's row, `started`/`skipped`/`failed`         | `done`    | nothing (handled)       |
  * | this tick's row, `starting` (its worker died)         | `claimed` | nothing (same run id)   |
+ * | its schedule is gone (`unscheduled`)                  | `skipped` | `skipped`, the reason   |
  * | a run of the pipeline queued, running or paused       | `skipped` | `skipped`, that run     |
  * | another tick of the pipeline `starting` (< 15 min)    | `skipped` | `skipped`, its run      |
  * | none of these                                         | `claimed` | `starting`, the new id  |
@@ -38,7 +39,7 @@ export interface TickRow {
 export type TickClaim =
   /** This worker starts (or, redelivered, goes on with) the run `tick.runId`. */
   | { kind: 'claimed'; tick: TickRow; redelivered: boolean }
-  /** Recorded as skipped: the pipeline's previous run is still going. */
+  /** Recorded as skipped: the pipeline's previous run is still going, or it is unscheduled. */
   | { kind: 'skipped'; tick: TickRow }
   /** Handled before: a redelivered job. */
   | { kind: 'done'; tick: TickRow };
@@ -49,6 +50,11 @@ export interface ClaimInput {
   pipelineHash: string;
   /** The id the run gets if this tick starts one. */
   runId: string;
+  /**
+   * Why the tick starts no run whatever else holds (its schedule was removed while it waited to
+   * be tried again, say): a tick not yet handled is recorded as skipped with this reason.
+   */
+  unscheduled?: string;
 }
 
 export interface ScheduleTicksTable {
@@ -119,7 +125,7 @@ export function createScheduleTicksTable(db: Database, now: Clock): ScheduleTick
         : { kind: 'done', tick: existing };
     }
     const at = now();
-    const busy = whyBusy(name, at);
+    const busy = input.unscheduled ? { runId: null, reason: input.unscheduled } : whyBusy(name, at);
     const row = busy
       ? { outcome: 'skipped' as const, runId: busy.runId, reason: busy.reason }
       : { outcome: 'starting' as const, runId: input.runId, reason: null };

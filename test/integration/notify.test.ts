@@ -7,9 +7,12 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
+import { enqueueDueNotifications } from '../../src/notify/due.ts';
 import type { RunNotification } from '../../src/notify/payload.ts';
 import { pipelineTextHash } from '../../src/pipeline/canonical.ts';
+import { createRedis } from '../../src/queue/connection.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { runTick } from '../../src/schedule/tick.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
@@ -239,5 +242,52 @@ describe('webhook notifications of scheduled runs', () => {
     await until(() =>
       h.runtime.store.notifications.get(runId)?.state === 'delivered' ? true : undefined,
     );
+  });
+
+  it('deliver a notification whose job failed for good without recording why', async () => {
+    const hook = await receiver();
+    const h = await startHarness();
+    defer(() => h.stop());
+    const file = h.writePipeline(
+      'stuck',
+      `name: stuck\nsearches:\n  - query: "stuck"\n    limit: 2\nschedule:\n  cron: "0 6 * * *"\n  notify: ${hook.url}\n`,
+    );
+    const text = readFileSync(file, 'utf8');
+    const data = { pipelineName: 'stuck', yamlText: text, pipelineHash: pipelineTextHash(text) };
+    const tick = await runTick(h.runtime, data, Date.now(), { logger: h.logger });
+    const runId = tick.runId as string;
+    const searchers = await h.startPool({ roles: ['search', 'store'] });
+    expect((await waitForRun(h.runtime, runId, { pollMs: 50 })).status).toBe('completed');
+    await searchers.close();
+    // Its delivery job threw on its last attempt (a locked database, say): failed for good in
+    // Redis, while SQLite still says pending.
+    const queue = runsQueue(h);
+    defer(() => queue.close());
+    expect(
+      await enqueueDueNotifications(h.runtime.store, queue, { attempts: 1, backoffMs: 1 }),
+    ).toBe(1);
+    const connection = createRedis(h.settings.redisUrl, 'worker');
+    defer(() => connection.quit());
+    const failing = new Worker(
+      queue.name,
+      async () => {
+        throw new Error('database is locked');
+      },
+      { connection, prefix: h.settings.queuePrefix },
+    );
+    await until(() => (failing.isRunning() ? true : undefined));
+    while ((await queue.getJobCounts('failed')).failed === 0) await sleep(20);
+    await failing.close();
+    expect(h.runtime.store.notifications.get(runId)?.state).toBe('pending');
+
+    await h.startPool({
+      roles: ['runs'],
+      settings: { notifySecret: SECRET },
+      runs: { pollMs: 100, notifyBackoffMs: 100 },
+    });
+    await until(() =>
+      h.runtime.store.notifications.get(runId)?.state === 'delivered' ? true : undefined,
+    );
+    expect(hook.received).toHaveLength(1);
   });
 });

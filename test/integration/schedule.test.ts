@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { pipelineTextHash } from '../../src/pipeline/canonical.ts';
 import { loadValidPipeline, startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
+import { readSchedules } from '../../src/schedule/schedulers.ts';
 import { runTick } from '../../src/schedule/tick.ts';
 import type { TickRow } from '../../src/store/index.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
@@ -107,6 +108,57 @@ describe('scheduled runs', () => {
     expect(late[0]?.outcome).toBe('started');
     // The missed ticks became one run; the ones after it are due after the worker started.
     expect(ticks.slice(1).every((t) => t.dueAt > poolStartedAt)).toBe(true);
+  });
+
+  it('a tick due while no worker took it survives re-applying the changed pipeline, and runs it as applied', async () => {
+    const h = await harness();
+    const queue = runsQueue(h);
+    defer(() => queue.close());
+    // Once a minute, 2 s from now.
+    const second = new Date(Date.now() + 2000).getUTCSeconds();
+    await applySchedule(
+      queue,
+      h.writePipeline('edited', pipeline('edited', `${second} * * * * *`)),
+    );
+    await sleep(3500);
+    const [before] = await readSchedules(queue);
+    expect(before?.next).toBeLessThan(Date.now());
+    // The file changes (a comment) and is applied again before any worker took the tick.
+    const edited = h.writePipeline(
+      'edited',
+      `# edited\n${pipeline('edited', `${second} * * * * *`)}`,
+    );
+    await applySchedule(queue, edited);
+    await h.startPool({ roles: ['search', 'store', 'runs'], runs: { pollMs: 200 } });
+    const [tick] = await waitForTicks(h, 'edited', (t) => t.length >= 1);
+    await queue.removeJobScheduler('edited');
+    expect(tick).toMatchObject({ dueAt: before!.next, outcome: 'started' });
+    expect(tick!.pipelineHash).toBe(pipelineTextHash(readFileSync(edited, 'utf8')));
+  });
+
+  it('a tick waiting to be tried again when its schedule is removed starts no run', async () => {
+    const h = await harness();
+    const queue = runsQueue(h);
+    defer(() => queue.close());
+    await applySchedule(queue, h.writePipeline('gone', pipeline('gone', '0 0 6 1 1 *')));
+    const [schedule] = await readSchedules(queue);
+    // A tick that failed once (a locked database) waits for its retry; meanwhile the user
+    // removes the schedule, which takes only the scheduler's next tick with it.
+    const dueAt = Date.now() - 1000;
+    await queue.add(
+      'tick',
+      { pipelineName: 'gone', yamlText: schedule!.yamlText, pipelineHash: schedule!.hash, dueAt },
+      { jobId: `retry-gone-${dueAt}`, delay: 300 },
+    );
+    expect(await queue.removeJobScheduler('gone')).toBe(true);
+    await h.startPool({ roles: ['search', 'store', 'runs'], runs: { pollMs: 200 } });
+    const [tick] = await waitForTicks(h, 'gone', (t) => t.length >= 1);
+    expect(tick).toMatchObject({
+      outcome: 'skipped',
+      runId: null,
+      reason: 'its schedule was removed before the tick could start a run',
+    });
+    expect(h.runtime.store.runs.list({ pipelineName: 'gone' })).toEqual([]);
   });
 
   it('a tick delivered again after its worker died neither starts a second run nor strands the first', async () => {

@@ -57,7 +57,16 @@ export async function startRunsRole(
   queue.on('error', () => {}); // Redis going away is said once (src/cli/redis-watch.ts)
   const processor = createRunsProcessor({
     async tick(data, dueAt) {
-      const row = await runTick(runtime, data, dueAt, { logger: log });
+      // A tick that waited to be tried again (a locked database) outlives its scheduler's
+      // changes: a removed schedule starts no run, and an applied one runs as applied now.
+      const scheduler = await queue.getJobScheduler(data.pipelineName);
+      const current = TickJobDataSchema.safeParse(scheduler?.template?.data);
+      const row = await runTick(runtime, current.success ? current.data : data, dueAt, {
+        logger: log,
+        ...(scheduler
+          ? {}
+          : { unscheduled: 'its schedule was removed before the tick could start a run' }),
+      });
       ctx.metrics?.tick(row.outcome);
       return row;
     },
