@@ -72,18 +72,6 @@ export class StoppedRuns {
 }
 
 /**
- * Removes the queued (waiting, delayed, prioritized) jobs of these tasks; jobs a worker holds
- * stay (their calls finish and are recorded), and so do finished ones (a failed job is kept for
- * days; a resume clears those of its run). Returns how many were removed.
- *
- * BullMQ's remove answers 1 for a job that no longer exists (one that finished and left the
- * queue since the task list was read), and removes a failed job as readily as a queued one, so
- * each job is first looked up and only those in Redis and not finished are removed and counted:
- * a task is then counted once, as done, dropped or removed. Between the lookup and the removal
- * a job could only be miscounted by being taken, called and finished, which takes a whole API
- * call. A lookup that fails leaves its job where it is.
- */
-/**
  * The task keys of a run's jobs waiting in the queue (waiting or paused, prioritized, delayed),
  * read from the queue itself: at most the queue window's worth of ids, however large the run.
  * A fed run's jobs need not lie up to its cursor: a resume restarts the cursor while the
@@ -99,6 +87,20 @@ export async function queuedTaskKeys(queue: Queue, runId: string): Promise<strin
   return [...keys];
 }
 
+/**
+ * Removes the queued (waiting, delayed, prioritized) jobs of these tasks; jobs a worker holds
+ * stay (their calls finish and are recorded), and so do finished ones (a failed job is kept for
+ * days; a resume clears those of its run). Returns how many were removed.
+ *
+ * BullMQ's remove answers 1 for a job that no longer exists (one that finished and left the
+ * queue since the task list was read), and removes a failed job as readily as a queued one, so
+ * each job is first looked up and only those in Redis, not finished and not held by a worker
+ * (locked) are removed and counted: a task is then counted once, as done, dropped or removed.
+ * A held job looked up as queued could finish, and leave the queue, before its removal, which
+ * then answered 1 for it too (seen in CI: the 3 calls in flight at a cancel counted twice).
+ * Between the lookup and the removal a job could only be miscounted by being taken, called and
+ * finished, which takes a whole API call. A lookup that fails leaves its job where it is.
+ */
 export async function removeQueuedJobs(
   queue: Queue,
   redis: Redis,
@@ -109,13 +111,18 @@ export async function removeQueuedJobs(
   let ids: string[] = [];
   const flush = async () => {
     const lookup = redis.pipeline();
-    // A job's hash has `timestamp` from its creation, and `finishedOn` once it completed or failed.
-    for (const id of ids) lookup.hmget(queue.toKey(id), 'timestamp', 'finishedOn');
+    // A job's hash has `timestamp` from its creation, and `finishedOn` once it completed or
+    // failed; a worker holding it holds its lock key.
+    for (const id of ids) {
+      lookup.hmget(queue.toKey(id), 'timestamp', 'finishedOn');
+      lookup.exists(`${queue.toKey(id)}:lock`);
+    }
     const found = (await lookup.exec()) ?? [];
     const queued = ids.filter((_, i) => {
-      const [error, fields] = found[i] ?? [];
+      const [error, fields] = found[2 * i] ?? [];
+      const [lockError, locked] = found[2 * i + 1] ?? [];
       const [created, finished] = (fields ?? []) as (string | null)[];
-      return !error && created != null && finished == null;
+      return !error && !lockError && created != null && finished == null && locked === 0;
     });
     // 1 when removed, 0 when a worker holds the job.
     const results = await Promise.all(queued.map((id) => queue.remove(id).catch(() => 0)));
