@@ -100,11 +100,24 @@ export interface CreditEstimate {
   /** No results at all: nothing is billed. */
   min: number;
   /**
-   * Every source returns `limit` results, every result is scraped successfully at single-page
-   * cost, and with threat protection `normal` in the request every result URL is scanned.
-   * PDF pages beyond the first are not foreseeable and are not included.
+   * Every source returns `limit` results, every result is scraped successfully, and with threat
+   * protection `normal` in the request every result URL is scanned. A result may be a PDF of
+   * `maxPages` pages when a pdf parser bounds them (`parsers: [{type: pdf, maxPages}]`);
+   * without that bound its pages beyond the first are not foreseeable and are not included.
    */
   max: number;
+}
+
+/** Most pages a PDF result may be billed for: the pdf parser's `maxPages`, when it sets one. */
+function pdfPagesBound(options: ScrapeOptions | undefined): number | undefined {
+  if (!pdfParsingEnabled(options)) return undefined;
+  let bound: number | undefined;
+  for (const parser of options?.parsers ?? []) {
+    if (typeof parser === 'object' && parser.type === 'pdf' && parser.maxPages !== undefined) {
+      bound = Math.max(bound ?? 0, parser.maxPages);
+    }
+  }
+  return bound;
 }
 
 /** Bounds of what a search can cost, before it runs. */
@@ -115,10 +128,12 @@ export function estimateSearchCredits(
   const sourceCount = Math.max(1, request.sources?.length ?? 0);
   const results = limit * sourceCount;
   const scanned = request.threatProtection?.mode === 'normal' ? results : 0;
+  const pages = pdfPagesBound(request.scrapeOptions);
   const max = searchCredits(request, {
     totalResults: results,
     scrapedOk: results,
     scannedUrls: scanned,
+    ...(pages === undefined ? {} : { pdfPagesByDoc: Array.from({ length: results }, () => pages) }),
   });
   return { min: 0, max };
 }

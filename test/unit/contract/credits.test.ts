@@ -119,6 +119,21 @@ describe('estimateSearchCredits', () => {
     ).toEqual({ min: 0, max: 8 + 40 });
   });
 
+  it('counts every result as a PDF of maxPages pages when a pdf parser bounds them', () => {
+    const formats = { formats: ['markdown' as const] };
+    expect(estimateSearchCredits({ limit: 10, scrapeOptions: formats }).max).toBe(2 + 10);
+    expect(
+      estimateSearchCredits({
+        limit: 10,
+        scrapeOptions: { ...formats, parsers: [{ type: 'pdf', maxPages: 5 }] },
+      }).max,
+    ).toBe(2 + 10 * 5);
+    // PDFs returned whole (no pdf parser) cost one credit each, whatever their pages.
+    expect(
+      estimateSearchCredits({ limit: 10, scrapeOptions: { ...formats, parsers: [] } }).max,
+    ).toBe(2 + 10);
+  });
+
   it('counts threat protection scanning of every result', () => {
     expect(estimateSearchCredits({ limit: 10, threatProtection: { mode: 'normal' } })).toEqual({
       min: 0,

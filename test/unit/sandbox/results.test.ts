@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  estimateSearchCredits,
   SearchRequestSchema,
   SearchResponseSchema,
   searchCredits,
@@ -204,6 +205,22 @@ describe('credits', () => {
       }
     }
     await sandbox.close();
+  });
+
+  it("never bills a search more than its estimate's max when a pdf parser bounds the pages", async () => {
+    const sandbox = app();
+    for (const query of ['firecrawl', 'annual report', 'pdf manual', 'white paper', 'spec']) {
+      const request = SearchRequestSchema.parse({
+        query,
+        limit: 10,
+        categories: ['pdf'],
+        scrapeOptions: { formats: ['markdown'], parsers: [{ type: 'pdf', maxPages: 4 }] },
+      });
+      const res = await search(sandbox, request);
+      expect(res.status).toBe(200);
+      const body = res.json() as { creditsUsed: number };
+      expect(body.creditsUsed).toBeLessThanOrEqual(estimateSearchCredits(request).max);
+    }
   });
 
   it('failed scrapes show statusCode 500 and an error and cost 0', async () => {
