@@ -70,23 +70,34 @@ export function createMediaSigner(
   timeScale: number,
   secret: Buffer = randomBytes(32),
 ): MediaSigner {
-  const mac = (path: string, date: string, expires: string) =>
-    createHmac('sha256', secret).update(`${path}\n${date}\n${expires}`).digest('hex');
+  // As a V4 signature does, it covers the path and the whole query but the signature itself:
+  // changing any parameter (the credential, the algorithm, an added one) breaks it.
+  const mac = (path: string, query: Record<string, unknown>) => {
+    const canonical = Object.keys(query)
+      .filter((key) => key !== 'X-Goog-Signature')
+      .sort()
+      .map((key) => `${encodeURIComponent(key)}=${encodeURIComponent(String(query[key]))}`)
+      .join('&');
+    return createHmac('sha256', secret).update(`${path}\n${canonical}`).digest('hex');
+  };
 
   return {
     sign(baseUrl, kind, sourceUrl, nowMs, options = {}) {
       const id = mediaId(kind, sourceUrl);
       const path = `/media/${id}.${MEDIA_TYPES[kind].ext}`;
       const date = googDate(nowMs);
-      const expires = String(scaledLifetimeS(kind, timeScale));
-      const credential = encodeURIComponent(
-        `sandbox/${date.slice(0, 8)}/auto/storage/goog4_request`,
-      );
-      return (
-        `${baseUrl}${path}?X-Goog-Algorithm=GOOG4-HMAC-SHA256&X-Goog-Credential=${credential}` +
-        `&X-Goog-Date=${date}&X-Goog-Expires=${expires}&X-Goog-SignedHeaders=host` +
-        `&X-Goog-Signature=${options.tampered ? mac(path, date, `${expires}0`) : mac(path, date, expires)}`
-      );
+      const query: Record<string, string> = {
+        'X-Goog-Algorithm': 'GOOG4-HMAC-SHA256',
+        'X-Goog-Credential': `sandbox/${date.slice(0, 8)}/auto/storage/goog4_request`,
+        'X-Goog-Date': date,
+        'X-Goog-Expires': String(scaledLifetimeS(kind, timeScale)),
+        'X-Goog-SignedHeaders': 'host',
+      };
+      const signature = options.tampered
+        ? mac(path, { ...query, 'X-Goog-Expires': `${query['X-Goog-Expires']}0` })
+        : mac(path, query);
+      const search = new URLSearchParams({ ...query, 'X-Goog-Signature': signature });
+      return `${baseUrl}${path}?${search.toString().replace(/\+/g, '%20')}`;
     },
 
     verify(path, query, nowMs) {
@@ -102,8 +113,8 @@ export function createMediaSigner(
       }
       const date = query['X-Goog-Date'] ?? '';
       const expires = query['X-Goog-Expires'] ?? '';
-      const given = Buffer.from(query['X-Goog-Signature'] ?? '', 'utf8');
-      const wanted = Buffer.from(mac(path, date, expires), 'utf8');
+      const given = Buffer.from(String(query['X-Goog-Signature'] ?? ''), 'utf8');
+      const wanted = Buffer.from(mac(path, query), 'utf8');
       if (given.length !== wanted.length || !timingSafeEqual(given, wanted)) {
         return {
           ok: false,

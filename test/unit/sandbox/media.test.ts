@@ -50,6 +50,17 @@ describe('media signing', () => {
       status: 403,
       code: 'SignatureDoesNotMatch',
     });
+    // The signature covers the whole query: any other parameter changed or added breaks it.
+    for (const changed of [
+      { 'X-Goog-Credential': 'attacker/20260101/auto/storage/goog4_request' },
+      { 'X-Goog-Algorithm': 'NONE' },
+      { 'response-content-type': 'text/html' },
+    ]) {
+      expect(signer.verify(path, { ...query, ...changed }, T0)).toMatchObject({
+        status: 403,
+        code: 'SignatureDoesNotMatch',
+      });
+    }
   });
 
   it('serves real bytes, then XML errors, and counts Authorization headers', async () => {
