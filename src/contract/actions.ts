@@ -82,8 +82,8 @@ export const PdfActionSchema = z.strictObject({
   format: z.enum(PDF_PAGE_FORMATS).optional(),
   /** Default false. */
   landscape: z.boolean().optional(),
-  /** Rendering scale; default 1. */
-  scale: z.number().positive().optional(),
+  /** Rendering scale; default 1 (the reference sets no bound, nor does the hosted service). */
+  scale: z.number().optional(),
 });
 
 export const ActionSchema = z.discriminatedUnion('type', [

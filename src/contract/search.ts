@@ -68,8 +68,12 @@ export const EnterpriseOptionSchema = z.enum(['anon', 'zdr']);
 
 /** The search request without cross-field rules (extend, pick or omit from this one). */
 export const SearchRequestObjectSchema = z.strictObject({
-  /** Required; max 500 characters (the reference's bound; the hosted service allows more). */
-  query: z.string().min(1).max(LIMITS.search.queryMaxChars),
+  /**
+   * Required; max 500 characters (the reference's bound; the hosted service allows more). The
+   * reference sets no minimum, and the hosted service takes "" too; a pipeline refuses a blank
+   * query of its own accord (src/pipeline/validate.ts).
+   */
+  query: z.string().max(LIMITS.search.queryMaxChars),
   /** Results per source type, 1..100. Default 10. */
   limit: z.int().min(LIMITS.search.limitMin).max(LIMITS.search.limitMax).optional(),
   /** Default `[{type: 'web'}]`. */

@@ -27,12 +27,12 @@ export function tbsProblem(tbs: string): string | undefined {
       part === 'cdr:1' ||
       ((key === 'cd_min' || key === 'cd_max') && isDate(value));
     if (!ok) return `unknown tbs part "${part}"`;
-    if (keys.has(key)) return `tbs part "${key}" given twice`;
     keys.add(key);
   }
+  // "Values combine with commas": the reference limits neither which nor how often (a
+  // predefined range beside a custom one, say), and the hosted service takes any string.
   const custom = ['cdr', 'cd_min', 'cd_max'].filter((key) => keys.has(key)).length;
   if (custom !== 0 && custom !== 3) return 'a custom range needs cdr:1, cd_min and cd_max';
-  if (custom === 3 && keys.has('qdr')) return 'qdr and a custom range cannot be combined';
   return undefined;
 }
 

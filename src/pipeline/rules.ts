@@ -275,8 +275,20 @@ export function waitForWithinTimeout(request: Json): Finding[] {
   ];
 }
 
+/**
+ * The query says something. The API takes "" (the reference sets no minimum) and bills a
+ * search of nothing; in a pipeline it is a mistake: an empty literal, or a placeholder filled
+ * with nothing.
+ */
+export function queryNotBlank(request: Json): Finding[] {
+  const { query } = request;
+  if (typeof query !== 'string' || query.trim() !== '') return [];
+  return [error(['query'], 'query is blank: a search needs words to look for', 'QUERY_BLANK')];
+}
+
 /** Request rules, run on every expanded request. */
 export const REQUEST_RULES: ReadonlyArray<(request: Json) => Finding[]> = [
+  queryNotBlank,
   domainsExclusive,
   waitForWithinTimeout,
 ];

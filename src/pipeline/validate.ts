@@ -36,6 +36,7 @@ import {
   mediaMatchesFormats,
   placeholdersHaveValues,
   placeholderValuesAreScalars,
+  queryNotBlank,
   queryPresent,
   REQUEST_RULES,
   scheduleCron,
@@ -292,8 +293,11 @@ function createSearchChecker(
     }
     const query = search.request.query;
     const parsed = querySchema.safeParse(query);
-    if (!parsed.success) {
-      const located = findingsFromZod(parsed.error.issues, querySchema, query, ['query']);
+    const blank = queryNotBlank(search.request);
+    if (!parsed.success || blank.length > 0) {
+      const located = parsed.success
+        ? blank
+        : findingsFromZod(parsed.error.issues, querySchema, query, ['query']);
       addLocated(located, search, json, defaults, findings);
       return undefined;
     }

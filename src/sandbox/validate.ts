@@ -25,7 +25,7 @@ const PLAIN_FIELDS: ReadonlyMap<string, Check> = new Map<string, Check>([
   [
     'query',
     (value) =>
-      typeof value === 'string' && value.length >= 1 && value.length <= LIMITS.search.queryMaxChars,
+      typeof value === 'string' && value.length <= LIMITS.search.queryMaxChars,
   ],
   [
     'limit',

@@ -194,6 +194,27 @@ describe('rules', () => {
     `);
   });
 
+  it('queryNotBlank: an empty literal, or a placeholder filled with nothing', () => {
+    expect(
+      messages(
+        yaml([
+          'name: x',
+          'searches:',
+          '  - query: ""',
+          '  - query: "news {x}"',
+          '    matrix:',
+          '      x: [a, ""]',
+          '  - query: "{y}"',
+          '    matrix:',
+          '      y: [ok, " ", fine]',
+        ]),
+      ),
+    ).toEqual([
+      'p.yaml:3:12 searches[0].query: query is blank: a search needs words to look for',
+      'p.yaml:7:12 searches[2].query: query is blank: a search needs words to look for (with y= )',
+    ]);
+  });
+
   it('scheduleCron and scheduleTimeZone', () => {
     expect(
       messages(

@@ -252,7 +252,7 @@ const SEARCHES: unknown[] = [
 /** Bodies the sandbox must reject, each with its exact 400 answer. */
 const INVALID: unknown[] = [
   {},
-  { query: '' },
+  { query: ['x'] },
   { query: 'a'.repeat(501) },
   { query: 5 },
   { query: 'x', limit: 0 },

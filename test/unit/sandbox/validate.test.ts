@@ -65,7 +65,7 @@ describe('plain search bodies', () => {
   it('leave everything else to the schema', () => {
     for (const input of [
       { limit: 1 },
-      { query: '' },
+      { query: 'x'.repeat(501) },
       { query: 'x', limit: 0 },
       { query: 'x', limit: 5.5 },
       { query: 'x', safe: 'yes' },
