@@ -73,13 +73,18 @@ export function* expandSearches(
   const base = mergeItem(defaults, item);
   const template: Template | undefined =
     typeof item.query === 'string' ? parseTemplate(item.query) : undefined;
+  // A query without placeholders is the same for every search, but its {{ and }} are braces.
+  const literal =
+    template !== undefined && template.names.length === 0
+      ? fillTemplate(template, (name) => `{${name}}`)
+      : undefined;
   const matrix = item.matrix as Readonly<Record<string, readonly unknown[]>> | undefined;
   const keys =
     matrix === undefined ? [] : Object.keys(matrix).filter((key) => matrix[key] !== undefined);
   if (matrix === undefined || keys.length === 0) {
     const request = { ...base };
-    if (template !== undefined && template.names.length > 0) {
-      request.query = fillTemplate(template, (name) => `{${name}}`);
+    if (template !== undefined) {
+      request.query = literal ?? fillTemplate(template, (name) => `{${name}}`);
     }
     yield { itemIndex, choice: undefined, vars: undefined, request };
     return;
@@ -102,7 +107,8 @@ export function* expandSearches(
           key === 'scrapeOptions' ? mergeScrapeOptions(request.scrapeOptions, value) : value;
       }
     }
-    if (template !== undefined && template.names.length > 0) {
+    if (literal !== undefined) request.query = literal;
+    else if (template !== undefined) {
       request.query = fillTemplate(template, (name) =>
         name in vars ? renderPlaceholderValue(vars[name]) : `{${name}}`,
       );

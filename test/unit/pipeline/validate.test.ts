@@ -355,6 +355,19 @@ describe('matrix and placeholders', () => {
       '    matrix: {t: [1]}',
     ]);
     expect(plan(valid(text).value).tasks[0]?.request.query).toBe('{json} 1');
+    // Also in a query without placeholders, with or without a matrix of fields.
+    const literal = yaml([
+      'name: x',
+      'searches:',
+      '  - query: "literal {{y}}"',
+      '  - query: "{{z}}"',
+      '    matrix: {limit: [1, 2]}',
+    ]);
+    expect(plan(valid(literal).value).tasks.map((t) => t.request.query)).toEqual([
+      'literal {y}',
+      '{z}',
+      '{z}',
+    ]);
   });
 
   it('points at the matrix value that produced a bad search', () => {
