@@ -5,6 +5,16 @@
 import path from 'node:path';
 import { z } from 'zod';
 
+/** A `redis:` or `rediss:` URL the URL parser takes (a port, when given, is a number). */
+function isRedisUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return (url.protocol === 'redis:' || url.protocol === 'rediss:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 const EnvSchema = z.object({
   HARVEST_API_URL: z
     .url({
@@ -17,7 +27,10 @@ const EnvSchema = z.object({
     .regex(/^\S+$/, 'contains whitespace (a stray space or newline when it was copied?)')
     .optional(),
   HARVEST_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).optional(),
-  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  REDIS_URL: z
+    .string()
+    .refine(isRedisUrl, 'a redis:// or rediss:// address, e.g. redis://127.0.0.1:6379')
+    .default('redis://127.0.0.1:6379'),
   HARVEST_DATA_DIR: z.string().default('data'),
   HARVEST_DB: z.string().optional(),
   HARVEST_PREFIX: z

@@ -54,7 +54,10 @@ export async function runCommand(
   // A bad file or a missing key is reported before anything else is touched.
   const loaded = file ? await loadValidPipeline(file) : undefined;
   if (opts.local) requireApiKey(settings);
-  const runtime = await openRuntime(settings, { onMigrate: printMigration });
+  const runtime = await openRuntime(settings, {
+    onMigrate: printMigration,
+    mustExist: opts.resume !== undefined,
+  });
   const session = new RunSession(runtime, settings, logger, opts);
   try {
     return await session.run(loaded);

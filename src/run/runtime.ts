@@ -21,7 +21,7 @@ export interface Runtime {
 
 export async function openRuntime(
   settings: Settings,
-  options: Pick<OpenStoreOptions, 'onMigrate'> = {},
+  options: Pick<OpenStoreOptions, 'onMigrate' | 'mustExist'> = {},
 ): Promise<Runtime> {
   await assertRedisReachable(settings.redisUrl);
   const store = openStore(settings.dbPath, options);

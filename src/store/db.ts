@@ -38,6 +38,11 @@ export interface OpenStoreOptions {
    * database host (status, export, reports) next to a running writer. Default false.
    */
   readonly?: boolean;
+  /**
+   * The file must exist (a command that acts on recorded runs: cancel, resume), even when
+   * opened to write: a missing one is not made, empty, where the user pointed by mistake.
+   */
+  mustExist?: boolean;
   /** Wait this long for a lock held by another process, in ms. Default 5000. */
   busyTimeoutMs?: number;
   /** Source of the current time, ms since the epoch. Default `Date.now`. */
@@ -108,7 +113,7 @@ export function openStore(dbPath: string, options: OpenStoreOptions = {}): Store
     throw folderError(file, path.dirname(file), error);
   }
   if (info?.isDirectory()) throw directoryError(file);
-  if (readonly && !fs.existsSync(file)) {
+  if ((readonly || options.mustExist) && !fs.existsSync(file)) {
     throw new HarvestError(
       'STORE_NOT_FOUND',
       `no harvest database at ${file}: nothing has run with it yet (set HARVEST_DB, or HARVEST_DATA_DIR, to where runs were recorded)`,
@@ -172,6 +177,7 @@ function migrate(
     throw new HarvestError(
       'STORE_TOO_NEW',
       `${file} has schema version ${current}; this harvest knows up to ${SCHEMA_VERSION}`,
+      { exitCode: 3 },
     );
   }
   if (current === SCHEMA_VERSION) return;
@@ -180,6 +186,7 @@ function migrate(
       'STORE_OUTDATED',
       `${file} has schema version ${current} (needs ${SCHEMA_VERSION}): a command that writes ` +
         '(`harvest worker`, `harvest run`) migrates it when it opens it',
+      { exitCode: 3 },
     );
   }
   // Foreign keys are off while tables are rebuilt (SQLite's procedure for schema changes it

@@ -20,6 +20,24 @@ describe('loadSettings', () => {
     expect(() => loadSettings({ LOG_FORMAT: 'xml' })).toThrow(SettingsError);
   });
 
+  it('takes a redis:// or rediss:// REDIS_URL only, and never repeats it in the error', () => {
+    expect(loadSettings({}).redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(loadSettings({ REDIS_URL: 'rediss://:pw@cache.internal:6380/2' }).redisUrl).toBe(
+      'rediss://:pw@cache.internal:6380/2',
+    );
+    for (const bad of ['redis://:s3cretpass@127.0.0.1:abc', 'foo', 'http://127.0.0.1:6379']) {
+      let message = '';
+      try {
+        loadSettings({ REDIS_URL: bad });
+      } catch (error) {
+        expect(error).toBeInstanceOf(SettingsError);
+        message = (error as Error).message;
+      }
+      expect(message).toContain('REDIS_URL: a redis:// or rediss:// address');
+      expect(message).not.toContain('s3cretpass');
+    }
+  });
+
   it('reads the queue window, 10000 jobs by default', () => {
     expect(loadSettings({}).queueWindow).toBe(10_000);
     expect(loadSettings({ HARVEST_QUEUE_WINDOW: '500' }).queueWindow).toBe(500);

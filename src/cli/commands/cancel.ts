@@ -18,7 +18,10 @@ export function registerCancel(program: Command, ctx: CommandContext): void {
       const { openRuntime } = await import('../../run/runtime.ts');
       const { stopRun } = await import('../../run/stop.ts');
       const { printMigration } = await import('../migration-notice.ts');
-      const runtime = await openRuntime(ctx.settings(), { onMigrate: printMigration });
+      const runtime = await openRuntime(ctx.settings(), {
+        onMigrate: printMigration,
+        mustExist: true,
+      });
       try {
         const stopped = await stopRun(runtime, runId, 'cancelled');
         if (opts.json) {

@@ -90,6 +90,11 @@ describe('openStore', () => {
       expect.objectContaining({ code: 'STORE_NOT_FOUND' }),
     );
     expect(fs.existsSync(missing)).toBe(false);
+    // Opened to write by a command that acts on recorded runs (cancel, resume): not made either.
+    expect(() => openStore(missing, { mustExist: true })).toThrow(
+      expect.objectContaining({ code: 'STORE_NOT_FOUND', exitCode: 2 }),
+    );
+    expect(fs.existsSync(missing)).toBe(false);
   });
 
   it('refuses a database from a newer harvest, and an unmigrated one read-only', () => {
@@ -98,12 +103,14 @@ describe('openStore', () => {
     const raw = new Sqlite(newer);
     raw.pragma(`user_version = ${SCHEMA_VERSION + 1}`);
     raw.close();
-    expect(() => openStore(newer)).toThrow(expect.objectContaining({ code: 'STORE_TOO_NEW' }));
+    expect(() => openStore(newer)).toThrow(
+      expect.objectContaining({ code: 'STORE_TOO_NEW', exitCode: 3 }),
+    );
 
     const blank = path.join(dir, 'blank.db');
     new Sqlite(blank).close();
     expect(() => openStore(blank, { readonly: true })).toThrow(
-      expect.objectContaining({ code: 'STORE_OUTDATED' }),
+      expect.objectContaining({ code: 'STORE_OUTDATED', exitCode: 3 }),
     );
   });
 
