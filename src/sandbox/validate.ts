@@ -22,11 +22,7 @@ const SOURCE_NAMES: ReadonlySet<unknown> = new Set(SOURCE_TYPES);
 
 /** Fields the direct check handles, in the schema's order, each with its rule. */
 const PLAIN_FIELDS: ReadonlyMap<string, Check> = new Map<string, Check>([
-  [
-    'query',
-    (value) =>
-      typeof value === 'string' && value.length <= LIMITS.search.queryMaxChars,
-  ],
+  ['query', (value) => typeof value === 'string' && value.length <= LIMITS.search.queryMaxChars],
   [
     'limit',
     (value) =>
