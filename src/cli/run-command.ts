@@ -86,6 +86,8 @@ class RunSession {
   #pool: Pool | undefined;
   #feeder: Feeder | undefined;
   #interrupted = false;
+  /** The first Ctrl-C's stop, once it has begun. */
+  #interrupting: Promise<void> | undefined;
 
   constructor(runtime: Runtime, settings: Settings, logger: Logger, opts: RunOptions) {
     this.#runtime = runtime;
@@ -189,7 +191,7 @@ class RunSession {
     const watch = await this.#watchRedis();
     // A local pool feeds the run itself (its store role).
     if (!this.#opts.local) this.#feeder = this.#startFeeder();
-    const final = await waitForRun(this.#runtime, runId, {
+    let final = await waitForRun(this.#runtime, runId, {
       signal: this.#stopWaiting.signal,
       noWorkerAfterMs: this.#opts.local ? undefined : NO_WORKER_NOTICE_MS,
       // A local pool saves the run's media too: the run is done once its media is.
@@ -206,6 +208,12 @@ class RunSession {
     });
     await watch.close();
     view.stop();
+    if (this.#interrupting) {
+      // The stop marks the run interrupted at once, which ends the wait, while the calls in
+      // flight are still being recorded as the pool closes: the summary waits for them.
+      await this.#interrupting;
+      final = await waitForRun(this.#runtime, runId, { signal: AbortSignal.abort() });
+    }
     if (this.#opts.json) process.stdout.write(`${JSON.stringify(final, null, 2)}\n`);
     else process.stdout.write(`${formatSummary(final, this.#settings.dbPath)}\n`);
     if (lostJobs.value) {
@@ -286,7 +294,13 @@ class RunSession {
    * finish and are recorded, it shows as interrupted); a run worked elsewhere goes on, and
    * this command stops following it.
    */
-  async #interrupt(quietly = false): Promise<void> {
+  #interrupt(quietly = false): Promise<void> {
+    this.#interrupting ??= this.#stop(quietly);
+    return this.#interrupting;
+  }
+
+  /** The first Ctrl-C's work (`#interrupt`), once. */
+  async #stop(quietly: boolean): Promise<void> {
     this.#interrupted = true;
     this.#stopEnqueuing.abort();
     if (this.#opts.local && this.#runId) {

@@ -53,7 +53,7 @@ describe('run control', () => {
     h = await startHarness({ sandbox: { latency: { minMs: 150, maxMs: 300 } } });
     const fileA = h.writePipeline('a', matrix('it-interrupt-a', 60));
     const fileB = h.writePipeline('b', matrix('it-interrupt-b', 3));
-    const a = spawn(['run', fileA, '--local', '-c', '4']);
+    const a = spawn(['run', fileA, '--local', '-c', '4', '--json']);
     await until(() => {
       const run = h!.runtime.store.runs.latest();
       return run !== undefined && h!.runtime.store.tasks.counts(run.id).done >= 4;
@@ -72,6 +72,13 @@ describe('run control', () => {
     );
     const stoppedAt = store.tasks.counts(runA);
     expect(stoppedAt.done).toBeLessThan(60);
+    // The summary is printed once the calls in flight are recorded, not as the stop begins.
+    expect(JSON.parse(a.stdout())).toMatchObject({
+      status: 'interrupted',
+      done: stoppedAt.done,
+      calls: store.calls.totals(runA).calls,
+      creditsUsed: store.calls.totals(runA).creditsUsed,
+    });
     // None of its unfinished tasks has a job waiting in the queue.
     const jobs = await h.runtime.searchQueue.getJobs(['waiting', 'delayed', 'prioritized']);
     expect(jobs.filter((j) => j.id?.startsWith(`${runA}.`))).toEqual([]);
