@@ -21,6 +21,10 @@ const EnvSchema = z.object({
       protocol: /^https?$/,
       error: 'an http:// or https:// address, e.g. https://api.firecrawl.dev',
     })
+    .refine(
+      (url) => !URL.canParse(url) || !/\/v\d+\/?$/.test(new URL(url).pathname),
+      'the base address without its version segment: harvest adds /v2 (https://api.firecrawl.dev, not https://api.firecrawl.dev/v2)',
+    )
     .default('https://api.firecrawl.dev'),
   HARVEST_API_KEY: z
     .string()

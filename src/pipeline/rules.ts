@@ -359,6 +359,18 @@ export function mediaDirInside(media: Pipeline['media']): Finding[] {
       },
     ];
   }
+  // A folder name with a control character (NUL, a newline) is refused by the file system
+  // only when the first download tries to make it: every file of the run would fail.
+  if (/\p{Cc}/u.test(dir)) {
+    return [
+      {
+        code: 'MEDIA_DIR_INVALID',
+        severity: 'error',
+        path: ['media', 'dir'],
+        message: 'media.dir must not contain control characters',
+      },
+    ];
+  }
   return [];
 }
 

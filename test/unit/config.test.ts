@@ -38,6 +38,18 @@ describe('loadSettings', () => {
     }
   });
 
+  it('takes the API base address without a version segment', () => {
+    expect(loadSettings({ HARVEST_API_URL: 'http://127.0.0.1:3002' }).apiUrl).toBe(
+      'http://127.0.0.1:3002',
+    );
+    expect(() => loadSettings({ HARVEST_API_URL: 'https://api.firecrawl.dev/v2' })).toThrow(
+      /HARVEST_API_URL: the base address without its version segment/,
+    );
+    expect(() => loadSettings({ HARVEST_API_URL: 'not a url' })).toThrow(
+      /HARVEST_API_URL: an http:\/\/ or https:\/\/ address/,
+    );
+  });
+
   it('reads the queue window, 10000 jobs by default', () => {
     expect(loadSettings({}).queueWindow).toBe(10_000);
     expect(loadSettings({ HARVEST_QUEUE_WINDOW: '500' }).queueWindow).toBe(500);

@@ -322,6 +322,11 @@ describe('rules', () => {
     }
     const fine = yaml(['name: x', 'searches:', '  - query: a', 'media: {dir: media/capture}']);
     expect(messages(fine)).toEqual([]);
+    // A control character is refused here, not by the first download that makes the folder.
+    const nul = yaml(['name: x', 'searches:', '  - query: a', 'media: {dir: "m\\0x"}']);
+    expect(messages(nul)).toEqual([
+      'p.yaml:4:14 media.dir: media.dir must not contain control characters',
+    ]);
   });
 });
 
