@@ -106,7 +106,14 @@ export const SearchItemSchema = z.strictObject({
     .optional()
     .describe('Labels carried by every task of this search.'),
   matrix: MatrixSchema.optional(),
-  ...optionalFields(REQUEST_FIELDS),
+  // A template: its placeholders are filled first, and each query it makes is checked against
+  // the contract (at most 500 characters) then; longer placeholder names than values do not
+  // count against it.
+  query: z
+    .string()
+    .optional()
+    .describe('The search query; {name} placeholders are filled from the matrix.'),
+  ...optionalFields(FIELDS_WITHOUT_QUERY),
 });
 export type SearchItem = z.infer<typeof SearchItemSchema>;
 

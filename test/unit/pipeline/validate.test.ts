@@ -55,6 +55,28 @@ describe('schema messages', () => {
     `);
   });
 
+  it('checks the queries a template makes, not the template: long placeholder names are fine', () => {
+    const name = 'topic_of_the_search_in_long_words_for_readability';
+    const template = `${'a'.repeat(460)} {${name}}`;
+    expect(template.length).toBeGreaterThan(500);
+    const text = yaml([
+      'name: q',
+      'searches:',
+      `  - query: "${template}"`,
+      `    matrix: {${name}: [ai, ml]}`,
+    ]);
+    expect(messages(text)).toEqual([]);
+    const long = yaml([
+      'name: q',
+      'searches:',
+      `  - query: "${template}"`,
+      `    matrix: {${name}: [${'x'.repeat(60)}]}`,
+    ]);
+    expect(messages(long)).toEqual([
+      `p.yaml:3:12 searches[0].query: too long (with ${name}=${'x'.repeat(60)}) (received 521 characters; allowed at most 500 characters)`,
+    ]);
+  });
+
   it('checks budget, run and media fields', () => {
     const text = yaml([
       'name: x',
