@@ -7,6 +7,9 @@
  * | loopback                                   | yes             | basic auth               |
  * | anything else (0.0.0.0, ::, an address, a name) | yes        | basic auth               |
  * | anything else                              | no              | refused: UsageError      |
+ *
+ * An open dashboard answers only requests whose `Host` (and `Origin`, when sent) are loopback
+ * names (`fromThisHost`): a web page that makes its name resolve to 127.0.0.1 gets nothing.
  */
 import { BlockList, isIP } from 'node:net';
 import { UsageError } from '../errors.ts';
@@ -49,4 +52,29 @@ export function dashboardCredentials(
   throw new UsageError(
     `refusing to serve the dashboard on ${host} without a password: set HARVEST_DASHBOARD_USER and HARVEST_DASHBOARD_PASSWORD, or keep the default --host 127.0.0.1`,
   );
+}
+
+/** The host name of a `Host` header or an `Origin` (`name[:port]`, `http://name[:port]`). */
+function hostnameOf(value: string): string | undefined {
+  try {
+    return new URL(value.includes('://') ? value : `http://${value}`).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a request to a dashboard open to this host's users (loopback, no password) really
+ * comes from this host's users. A web page elsewhere can make its own name resolve to
+ * 127.0.0.1 (DNS rebinding) and then talk to the dashboard as a same-origin page: its requests
+ * carry its name in `Host`, and any request another site's page makes carries that site in
+ * `Origin`. Both must be loopback names.
+ */
+export function fromThisHost(headers: { host?: string; origin?: string }): boolean {
+  const host = headers.host === undefined ? undefined : hostnameOf(headers.host);
+  if (host === undefined || !isLoopbackHost(host)) return false;
+  if (headers.origin === undefined || headers.origin === 'null')
+    return headers.origin === undefined;
+  const origin = hostnameOf(headers.origin);
+  return origin !== undefined && isLoopbackHost(origin);
 }

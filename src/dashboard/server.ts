@@ -17,7 +17,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { HarvestError, UsageError } from '../errors.ts';
 import { createRedis } from '../queue/connection.ts';
 import { QUEUES } from '../queue/names.ts';
-import type { BasicAuthCredentials } from './access.ts';
+import { type BasicAuthCredentials, fromThisHost } from './access.ts';
 
 export interface DashboardOptions {
   redisUrl: string;
@@ -43,6 +43,10 @@ export interface RunningDashboard {
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD']);
+const NOT_FROM_THIS_HOST = {
+  error:
+    'this dashboard answers requests for 127.0.0.1 or localhost only (set HARVEST_DASHBOARD_USER and HARVEST_DASHBOARD_PASSWORD to serve it under another name)',
+};
 const READ_ONLY_ANSWER = {
   error: 'read-only dashboard: start it with --allow-actions to retry, clean, pause or remove jobs',
 };
@@ -65,6 +69,13 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   };
   try {
     if (options.auth) await requireBasicAuth(app, options.auth);
+    else {
+      // Open to this host's users: not to a web page that rebinds its name to 127.0.0.1.
+      app.addHook('onRequest', (request, reply, done) => {
+        if (fromThisHost(request.headers)) done();
+        else reply.code(403).send(NOT_FROM_THIS_HOST);
+      });
+    }
     if (readOnly) {
       app.addHook('onRequest', (request, reply, done) => {
         if (SAFE_METHODS.has(request.method)) done();

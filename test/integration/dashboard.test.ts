@@ -4,6 +4,7 @@
  * loopback, and the command's one-line refusals (no credentials, port in use).
  */
 import { execFile } from 'node:child_process';
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -96,6 +97,39 @@ describe('harvest dashboard', () => {
     expect(await search.isPaused()).toBe(true);
     expect((await put(`${q}/run1.waits/clean`)).status).toBe(204);
     expect(await search.getJob('run1.waits')).toBeUndefined();
+  });
+
+  it('open on loopback, answers this host only: a rebound name or another site gets 403', async () => {
+    const { prefix, search } = await queuesWithJobs();
+    const board = await dashboard(prefix, { allowActions: true });
+    const port = Number(new URL(board.url).port);
+    const send = (headers: Record<string, string>) =>
+      new Promise<number>((resolve, reject) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'PUT',
+            path: `/api/queues/${QUEUES.search}/pause`,
+            headers,
+          },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    // A page whose name was made to resolve to 127.0.0.1 (DNS rebinding): same-origin to the
+    // browser, its own name in Host.
+    const rebound = `rebind.evil.example:${port}`;
+    expect(await send({ host: rebound, origin: `http://${rebound}` })).toBe(403);
+    // Another site's page, straight at 127.0.0.1.
+    expect(await send({ host: `127.0.0.1:${port}`, origin: 'https://evil.example' })).toBe(403);
+    expect(await search.isPaused()).toBe(false);
+    expect(await send({ host: `localhost:${port}`, origin: `http://localhost:${port}` })).toBe(200);
+    expect(await search.isPaused()).toBe(true);
   });
 
   it('asks for basic auth when credentials are set, and checks them', async () => {

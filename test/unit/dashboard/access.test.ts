@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { dashboardCredentials, isLoopbackHost } from '../../../src/dashboard/access.ts';
+import {
+  dashboardCredentials,
+  fromThisHost,
+  isLoopbackHost,
+} from '../../../src/dashboard/access.ts';
 import { UsageError } from '../../../src/errors.ts';
 
 describe('isLoopbackHost', () => {
@@ -47,5 +51,17 @@ describe('dashboardCredentials', () => {
     expect((refusal as UsageError).message).toMatchInlineSnapshot(
       `"refusing to serve the dashboard on 0.0.0.0 without a password: set HARVEST_DASHBOARD_USER and HARVEST_DASHBOARD_PASSWORD, or keep the default --host 127.0.0.1"`,
     );
+  });
+});
+
+describe('fromThisHost', () => {
+  it('takes loopback names in Host and Origin, nothing else', () => {
+    expect(fromThisHost({ host: '127.0.0.1:3100' })).toBe(true);
+    expect(fromThisHost({ host: 'localhost:3100', origin: 'http://localhost:3100' })).toBe(true);
+    expect(fromThisHost({ host: '[::1]:3100', origin: 'http://[::1]:3100' })).toBe(true);
+    expect(fromThisHost({ host: 'rebind.evil.example:3100' })).toBe(false);
+    expect(fromThisHost({ host: '127.0.0.1:3100', origin: 'https://evil.example' })).toBe(false);
+    expect(fromThisHost({ host: '127.0.0.1:3100', origin: 'null' })).toBe(false);
+    expect(fromThisHost({})).toBe(false);
   });
 });
