@@ -17,7 +17,7 @@ import { StoreSink } from '../queue/store-sink.ts';
 import type { FeederOptions } from '../run/feeder.ts';
 import type { Store, StoreEvent } from '../store/index.ts';
 import { databaseWriter, durable, writerOrStoreQueue } from './events.ts';
-import { watchLostCalls } from './lost-calls.ts';
+import { type LostCallsWatch, watchLostCalls } from './lost-calls.ts';
 import type { Role } from './role-names.ts';
 import { type MediaRoleOptions, startMediaRole } from './roles/media.ts';
 import type { PoolMetrics, RoleContext, RoleHandle } from './roles/role.ts';
@@ -108,7 +108,6 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   );
   const budget = new Budget(redis, keys);
   const stoppedRuns = new StoppedRuns(redis, keys.stoppedRuns);
-  await stoppedRuns.watch();
   const ctx: RoleContext = {
     workerId,
     prefix,
@@ -129,19 +128,37 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   if (writer) ctx.writer = writer;
   if (options.metrics) ctx.metrics = options.metrics;
 
-  const lost = await watchLostCalls({
-    workerId,
-    roles,
-    inflight,
-    budget,
-    redis,
-    keys,
-    record,
-    log,
-    ...(options.reapIntervalMs === undefined ? {} : { reapIntervalMs: options.reapIntervalMs }),
-  });
   const handles = new Map<Role, RoleHandle>();
-  for (const role of roles) handles.set(role, await STARTERS[role](ctx, options));
+  let lost: LostCallsWatch | undefined;
+  try {
+    await stoppedRuns.watch();
+    lost = await watchLostCalls({
+      workerId,
+      roles,
+      inflight,
+      budget,
+      redis,
+      keys,
+      record,
+      log,
+      ...(options.reapIntervalMs === undefined ? {} : { reapIntervalMs: options.reapIntervalMs }),
+    });
+    // The roles that call the API last: none calls (and bills) before every role is up.
+    const ordered = [...roles].sort(
+      (a, b) => Number(PRODUCERS.includes(a)) - Number(PRODUCERS.includes(b)),
+    );
+    for (const role of ordered) handles.set(role, await STARTERS[role](ctx, options));
+  } catch (error) {
+    // A pool that did not start leaves nothing running: no role taking jobs, no timer, no
+    // thread or connection keeping the process alive after it has said why it failed.
+    for (const handle of [...handles.values()].reverse()) {
+      await handle.close().catch(() => {});
+    }
+    await lost?.stop().catch(() => {});
+    await closeConnections().catch(() => {});
+    throw error;
+  }
+  const watch = lost;
 
   async function closeRoles(which: (role: Role) => boolean): Promise<void> {
     await Promise.all([...handles].filter(([role]) => which(role)).map(([, h]) => h.close()));
@@ -162,33 +179,59 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
     workerId,
     close() {
       closing ??= (async () => {
-        lost.stopReaping();
+        watch.stopReaping();
         // Producers first: calls in flight finish and push their records. The heartbeat goes
         // on until those records are durable: a call may take a minute, and a pool that saw
         // this worker fall silent would record its calls as lost meanwhile.
         await closeRoles((role) => PRODUCERS.includes(role));
         await sink.drain();
-        await lost.stop();
+        await watch.stop();
         await closeRoles((role) => !PRODUCERS.includes(role));
         await closeConnections();
       })();
       return closing;
     },
     async forceClose(why) {
-      lost.stopReaping();
-      const abandoned = await lost.abandonOwnCalls(why).catch((error: unknown) => {
+      watch.stopReaping();
+      const abandoned = await watch.abandonOwnCalls(why).catch((error: unknown) => {
         log.error({ err: error }, 'could not record the calls in flight as lost');
         return 0;
       });
       if (abandoned > 0) log.warn({ lost: abandoned }, 'calls in flight recorded as lost');
-      await sink.drain();
-      await lost.stop();
+      // A forced stop ends the process: records that cannot be made durable now (Redis away,
+      // no writer here) are not waited for. Their calls stay journaled, and another pool
+      // records them as lost.
+      await within(FORCED_WAIT_MS, sink.drain(), () =>
+        log.warn('records not yet durable are left to the journal'),
+      );
+      await within(FORCED_WAIT_MS, watch.stop());
       stoppedRuns.close();
-      await writer?.close();
+      await within(FORCED_WAIT_MS, writer?.close() ?? Promise.resolve());
       redis.disconnect();
       connection.disconnect();
     },
   };
+}
+
+/** Longest wait of a forced stop for each of its steps, in ms. */
+const FORCED_WAIT_MS = 3000;
+
+/** Waits for `work` at most `ms`; `late` is told when it gave up waiting. */
+async function within(ms: number, work: Promise<unknown>, late?: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), ms);
+    timer.unref();
+  });
+  const outcome = await Promise.race([
+    work.then(
+      () => 'done' as const,
+      () => 'done' as const,
+    ),
+    timeout,
+  ]);
+  clearTimeout(timer);
+  if (outcome === 'late') late?.();
 }
 
 /** `record`, telling the metrics what it made durable. */
