@@ -107,6 +107,27 @@ schedule:
   return h;
 }
 
+/**
+ * A scheduled run (its tick handled as the runs role does) worked to the end by a pool without
+ * the runs role, which is then closed: its notification is pending, and no job delivers it.
+ */
+async function finishedWithoutRunsRole(name: string, url: string) {
+  const h = await startHarness();
+  defer(() => h.stop());
+  const file = h.writePipeline(
+    name,
+    `name: ${name}\nsearches:\n  - query: "${name}"\n    limit: 2\nschedule:\n  cron: "0 6 * * *"\n  notify: ${url}\n`,
+  );
+  const text = readFileSync(file, 'utf8');
+  const data = { pipelineName: name, yamlText: text, pipelineHash: pipelineTextHash(text) };
+  const tick = await runTick(h.runtime, data, Date.now(), { logger: h.logger });
+  const runId = tick.runId as string;
+  const searchers = await h.startPool({ roles: ['search', 'store'] });
+  expect((await waitForRun(h.runtime, runId, { pollMs: 50 })).status).toBe('completed');
+  await searchers.close();
+  return { h, runId };
+}
+
 describe('webhook notifications of scheduled runs', () => {
   it('deliver each run its summary, cost and new results, signed with the secret', async () => {
     const hook = await receiver();
@@ -212,21 +233,9 @@ describe('webhook notifications of scheduled runs', () => {
 
   it('deliver a notification that fell due while no worker had the runs role, once one starts', async () => {
     const hook = await receiver();
-    const h = await startHarness();
-    defer(() => h.stop());
     // A tick handled as the runs role does, then that worker is gone: the run is worked and
     // finishes by a pool without the runs role, and Redis holds no notify job.
-    const file = h.writePipeline(
-      'orphaned',
-      `name: orphaned\nsearches:\n  - query: "orphan"\n    limit: 2\nschedule:\n  cron: "0 6 * * *"\n  notify: ${hook.url}\n`,
-    );
-    const text = readFileSync(file, 'utf8');
-    const data = { pipelineName: 'orphaned', yamlText: text, pipelineHash: pipelineTextHash(text) };
-    const tick = await runTick(h.runtime, data, Date.now(), { logger: h.logger });
-    const runId = tick.runId as string;
-    const worker = await h.startPool({ roles: ['search', 'store'] });
-    expect((await waitForRun(h.runtime, runId, { pollMs: 50 })).status).toBe('completed');
-    await worker.close();
+    const { h, runId } = await finishedWithoutRunsRole('orphaned', hook.url);
     await sleep(300);
     expect(hook.received).toHaveLength(0);
     expect(h.runtime.store.notifications.get(runId)?.state).toBe('pending');
@@ -246,19 +255,7 @@ describe('webhook notifications of scheduled runs', () => {
 
   it('deliver a notification whose job failed for good without recording why', async () => {
     const hook = await receiver();
-    const h = await startHarness();
-    defer(() => h.stop());
-    const file = h.writePipeline(
-      'stuck',
-      `name: stuck\nsearches:\n  - query: "stuck"\n    limit: 2\nschedule:\n  cron: "0 6 * * *"\n  notify: ${hook.url}\n`,
-    );
-    const text = readFileSync(file, 'utf8');
-    const data = { pipelineName: 'stuck', yamlText: text, pipelineHash: pipelineTextHash(text) };
-    const tick = await runTick(h.runtime, data, Date.now(), { logger: h.logger });
-    const runId = tick.runId as string;
-    const searchers = await h.startPool({ roles: ['search', 'store'] });
-    expect((await waitForRun(h.runtime, runId, { pollMs: 50 })).status).toBe('completed');
-    await searchers.close();
+    const { h, runId } = await finishedWithoutRunsRole('stuck', hook.url);
     // Its delivery job threw on its last attempt (a locked database, say): failed for good in
     // Redis, while SQLite still says pending.
     const queue = runsQueue(h);
