@@ -141,6 +141,7 @@ export function createMediaProcessor(deps: MediaJobDeps) {
             type: 'media-saved',
             mediaId: row.id,
             sourceUrl: row.sourceUrl,
+            resultUrl: row.resultUrl,
             sha256: saved.sha256,
             path: saved.relPath,
             bytes: saved.bytes,
@@ -148,8 +149,8 @@ export function createMediaProcessor(deps: MediaJobDeps) {
             at: now(),
           },
         ]);
-        // Still pending: its URL changed during the download (another result at its position,
-        // or a fresh URL); the next round fetches what it points at now.
+        // Still pending: another result took its position during the download; the next round
+        // fetches what it points at now.
         if (store.media.get(row.id)?.status === 'pending') continue;
         return { status: 'saved' };
       } catch (caught) {

@@ -10,9 +10,9 @@
  * the first (a search answer's files are signed together): a BullMQ job costs the process and
  * Redis some 200-300 µs of CPU (a no-op job in the overhead benchmark), about what a bare
  * download of a 100 kB file costs, and one job per file paid it for every file. The job id
- * comes from its first row and that row's version (names.ts `mediaJobId`), so adding the same
- * rows twice is harmless; rows grouped differently after a re-drive may sit in two jobs, and
- * the processor downloads a row once whichever comes first (jobs/media.ts).
+ * comes from its rows and their versions (names.ts `mediaJobId`), so adding the same rows
+ * twice is harmless; rows grouped differently after a re-drive may sit in two jobs, and the
+ * processor downloads a row once whichever comes first (jobs/media.ts).
  */
 import type { Queue } from 'bullmq';
 import type { Logger } from '../log.ts';
@@ -130,7 +130,7 @@ export class MediaEnqueuer {
           name: 'media',
           data: { mediaIds: group.map((r) => r.id) } satisfies MediaJobData,
           opts: {
-            jobId: mediaJobId(group[0]!.id, group[0]!.updatedAt),
+            jobId: mediaJobId(group),
             priority: deadlinePriority(group[0]!.deadlineAt, anchor),
             attempts: MEDIA_JOB_ATTEMPTS,
             backoff: { type: MEDIA_BACKOFF },

@@ -5,6 +5,7 @@
  * rate controller, in-flight calls, worker heartbeats) under `<prefix>:h:...`, so one prefix
  * owns everything a deployment (or a test) writes to Redis.
  */
+import { createHash } from 'node:crypto';
 
 export const QUEUES = {
   /** One job per planned task: call the API, hand the outcome to `store`. */
@@ -41,14 +42,17 @@ export function searchJobId(runId: string, taskKey: string): string {
 }
 
 /**
- * The job id of a media job: `media-<its first row id>-<when that row last changed>` (BullMQ
- * refuses integer-like custom ids). The same rows queued again (a restart, a process that died
- * before marking them queued) get the same id, so no job is doubled while the first is still in
- * Redis; a row an answer made pending again (another result at its position) gets a new one, as
- * BullMQ would ignore a job whose id an active job still holds, and the row would wait with no job.
+ * The job id of a media job: `media-<its first row id>-<digest of its rows and their versions>`
+ * (BullMQ refuses integer-like custom ids). The same rows queued again as they were (a restart,
+ * a process that died before marking them queued) get the same id, so no job is doubled while
+ * the first is still in Redis. Any other group gets another id: BullMQ ignores a job whose id a
+ * job still in Redis holds, and a row of the new group (one made pending again by a newer
+ * answer, one grouped otherwise after a restart) would be marked queued with no job.
  */
-export function mediaJobId(mediaId: number, updatedAt: number): string {
-  return `media-${mediaId}-${updatedAt}`;
+export function mediaJobId(rows: ReadonlyArray<{ id: number; updatedAt: number }>): string {
+  const digest = createHash('sha256');
+  for (const row of rows) digest.update(`${row.id}:${row.updatedAt},`);
+  return `media-${rows[0]?.id ?? 0}-${digest.digest('hex').slice(0, 16)}`;
 }
 
 /** The run and task a search job id names; undefined for ids harvest did not make. */

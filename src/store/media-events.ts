@@ -11,13 +11,15 @@ const mediaId = z.number().int().positive();
 
 /**
  * The file is on disk under its content address. It applies only while the row still points at
- * `sourceUrl`, the URL downloaded: a newer answer may have given the row's position another
- * result meanwhile, whose file this is not.
+ * `sourceUrl`, the URL downloaded, or at another URL of `resultUrl`, the result it belonged to
+ * (a re-issue refreshed it meanwhile): a newer answer may have given the row's position another
+ * result, whose file this is not.
  */
 export const MediaSavedEventSchema = z.object({
   type: z.literal('media-saved'),
   mediaId,
   sourceUrl: z.string().min(1),
+  resultUrl: z.string().nullable(),
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   /** Relative to the data directory. */
   path: z.string().min(1),

@@ -83,10 +83,13 @@ export interface SavedFile {
   bytes: number;
   contentType: string;
   /**
-   * The URL the file was downloaded from: the row is saved only while it still points there
-   * (a newer answer may have given its position another result meanwhile).
+   * The URL the file was downloaded from, and the result it belonged to then: the row is saved
+   * only while it still points at that URL, or at a fresh URL of that same result (a re-issue
+   * for another row of its task refreshes it too). A newer answer that put another result at
+   * its position makes the file not its file.
    */
   sourceUrl?: string;
+  resultUrl?: string | null;
 }
 
 export interface FreshUrl {
@@ -216,7 +219,9 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
     `UPDATE media SET status = 'saved', sha256 = @sha256, path = @path, bytes = @bytes,
        content_type = @contentType, saved_at = @at, updated_at = @at, error_code = NULL,
        error_message = NULL, attempts = attempts + 1
-     WHERE id = @id AND status = 'pending' AND (@sourceUrl IS NULL OR source_url = @sourceUrl)`,
+     WHERE id = @id AND status = 'pending'
+       AND (@sourceUrl IS NULL OR source_url = @sourceUrl
+            OR (@resultUrl IS NOT NULL AND result_url = @resultUrl))`,
   );
   const ended = db.prepare<[string, string, string | null, number, number, number]>(
     `UPDATE media SET status = ?, error_code = ?, error_message = ?, attempts = attempts + ?,
@@ -313,6 +318,7 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
         bytes: f.bytes,
         contentType: f.contentType,
         sourceUrl: f.sourceUrl ?? null,
+        resultUrl: f.resultUrl ?? null,
         at,
       }).changes > 0,
     markEnded: (id, status, code, message, options = {}) =>

@@ -109,6 +109,23 @@ describe('media queue', () => {
     expect(store.media.unqueued(100)).toEqual([]);
   });
 
+  it('a row grouped anew after a restart gets a job, though its group starts with a queued row', async () => {
+    const { queue, store, anchor } = setup();
+    const { runId } = seedRun(store, { taskCount: 2 });
+    store.media.configure({ runId, kinds: ['audio'], dir: 'media', maxBytes: 1e6, marginMaxMs: 0 });
+    store.applyEvents([resultsEvent(runId, 't0', [webItem(1, { audio: url('a', 300) })])]);
+    const enqueuer = new MediaEnqueuer({ queue, table: store.media, anchor, log: logger });
+    expect(await enqueuer.flush()).toBe(1);
+    // Results stored just before the process died, never queued; then a restart re-drives all.
+    store.applyEvents([resultsEvent(runId, 't1', [webItem(2, { audio: url('x', 301) })])]);
+    expect(store.media.unqueuePending(runId)).toBe(1);
+    expect(await enqueuer.flush()).toBe(2);
+    const jobs = await queue.getJobs(['prioritized', 'waiting']);
+    const queued = new Set(jobs.flatMap((j) => (j.data as { mediaIds: number[] }).mediaIds));
+    for (const row of store.media.ofRun(runId))
+      expect(queued.has(row.id), `row ${row.id}`).toBe(true);
+  });
+
   it('sets the anchor once, keeps it while the queue holds jobs, moves it when old and idle', async () => {
     const { redis, prefix, queue, anchor } = setup();
     const key = harvestKeys(prefix).mediaPriorityAnchor;

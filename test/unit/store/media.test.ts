@@ -104,14 +104,25 @@ describe('media table', () => {
       bytes: 10,
       contentType: 'audio/mpeg',
     };
-    // A file from a URL the row no longer points at is not its file.
+    // A file from a URL the row no longer points at is not its file, unless it came from the
+    // same result (a re-issue for another row of the task gave this one a fresh URL meanwhile).
+    const resultUrl = store.media.get(first!.id)!.resultUrl;
+    expect(resultUrl).not.toBeNull();
+    expect(
+      store.media.markSaved(first!.id, {
+        ...file,
+        sourceUrl: 'https://media.example/old',
+        resultUrl: 'https://another.example/result',
+      }),
+    ).toBe(false);
     expect(
       store.media.markSaved(first!.id, { ...file, sourceUrl: 'https://media.example/old' }),
     ).toBe(false);
     expect(
       store.media.markSaved(first!.id, {
         ...file,
-        sourceUrl: store.media.get(first!.id)!.sourceUrl,
+        sourceUrl: 'https://media.example/old',
+        resultUrl,
       }),
     ).toBe(true);
     expect(store.media.markSaved(first!.id, file)).toBe(false);
@@ -280,6 +291,7 @@ describe('media table', () => {
         type: 'media-saved',
         mediaId: shot!.id,
         sourceUrl: shot!.sourceUrl,
+        resultUrl: shot!.resultUrl,
         sha256: 'd'.repeat(64),
         path: 'media/dd/d.png',
         bytes: 3,
@@ -299,6 +311,7 @@ describe('media table', () => {
         type: 'media-saved',
         mediaId: shot!.id,
         sourceUrl: shot!.sourceUrl,
+        resultUrl: shot!.resultUrl,
         sha256: 'not a hash',
         path: 'x',
         bytes: 1,
