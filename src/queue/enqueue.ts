@@ -18,10 +18,16 @@ export function searchJob(data: SearchJobData): SearchJob {
       attempts: data.maxAttempts,
       backoff: { type: SEARCH_BACKOFF },
       removeOnComplete: true,
-      removeOnFail: { age: 7 * 24 * 3600 },
+      // Kept for the dashboard, a week at most and never more than FAILED_KEPT: SQLite records
+      // every failed task with its reason, and a run whose budget ran out fails all its fed
+      // jobs at once, which kept by age alone would pile up in Redis past the queue window.
+      removeOnFail: { age: 7 * 24 * 3600, count: FAILED_KEPT },
     },
   };
 }
+
+/** Failed search jobs kept in Redis at most (the newest). */
+export const FAILED_KEPT = 1000;
 
 /** Jobs per addBulk call: large enough to amortise round trips, small enough to stay responsive. */
 const CHUNK = 1000;

@@ -25,6 +25,9 @@ const MAX_TRIES = 50;
 
 export type AdvanceResult = 'moved' | 'changed' | 'not-leader';
 
+/** Longest wait for the answer to one command of a page's transaction, in ms. */
+const PAGE_COMMAND_TIMEOUT_MS = 10_000;
+
 export class FeedPages {
   readonly #connection: Redis;
   readonly #queue: Queue;
@@ -36,12 +39,16 @@ export class FeedPages {
   /**
    * `redis` is duplicated: the transactions need a connection nobody else uses. Commands are
    * neither queued while it is down nor sent again after a reconnect: a MULTI sent on a new
-   * connection would run without the WATCH sent on the old one.
+   * connection would run without the WATCH sent on the old one. A command whose connection
+   * closed before its answer is then dropped by ioredis without being rejected (when the
+   * reconnection succeeds): each one times out instead, so the feeder's round ends with an
+   * error and the next round starts over, where it would have waited forever.
    */
   constructor(redis: Redis, queue: { name: string; prefix: string }, keys: FeedKeys) {
     this.#connection = redis.duplicate({
       enableOfflineQueue: false,
       autoResendUnfulfilledCommands: false,
+      commandTimeout: PAGE_COMMAND_TIMEOUT_MS,
     });
     this.#connection.on('ready', () => {
       this.#connections += 1;

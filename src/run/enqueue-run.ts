@@ -69,7 +69,19 @@ export async function enqueueRun(
     // Everything left fits: no feeding (a resumed run that was fed before stops being fed).
     await feed.remove(runId);
     const tasks = store.tasks.unfinished(runId);
-    return enqueueSearches(searchQueue, searchJobsOf(runId, tasks, policy), signal);
+    const enqueued = await enqueueSearches(searchQueue, searchJobsOf(runId, tasks, policy), signal);
+    const status = store.runs.get(runId)?.status;
+    if (enqueued < unfinished && signal?.aborted && (status === 'queued' || status === 'running')) {
+      // Stopped enqueuing, not stopping the run (the first Ctrl-C of a run others work): the
+      // tasks not reached are fed from where it stopped, as a run larger than the window is.
+      const reached = enqueued > 0 ? store.tasks.unfinishedAfter(runId, '', enqueued) : [];
+      await feed.register(runId, {
+        after: reached.at(-1)?.key ?? '',
+        ...policy,
+        since: Date.now(),
+      });
+    }
+    return unfinished;
   }
   const room = Math.max(0, runtime.settings.queueWindow - (await jobsInQueue(searchQueue)));
   const first = room > 0 ? store.tasks.unfinishedAfter(runId, '', room) : [];

@@ -113,6 +113,23 @@ describe('the queue window', () => {
     expect(await new FeedState(h.runtime.redis, h.runtime.keys).get(runId)).toBeUndefined();
   });
 
+  it('a run that fits the window whose enqueuing was stopped is fed the rest, and finishes', async () => {
+    h = await harness(0);
+    const stop = new AbortController();
+    // The first Ctrl-C of a run others work stops enqueuing, not the run.
+    const { runId } = await startRun(h.runtime, h.writePipeline('cut', pipeline('cut', 15)), {
+      logger: h.logger,
+      signal: stop.signal,
+      onRecorded: () => stop.abort(),
+    });
+    expect(await jobsInQueue(h.runtime.searchQueue)).toBeLessThan(15);
+    expect(await new FeedState(h.runtime.redis, h.runtime.keys).get(runId)).toBeDefined();
+    await pool(h, ['search', 'store'], 4);
+    const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(final.status).toBe('completed');
+    expectStoredOnce(h, runId, 15);
+  });
+
   it('runs a larger run through a window: every task stored once, Redis never above it', async () => {
     h = await harness(2);
     const file = h.writePipeline('large', pipeline('large', 300));
