@@ -170,8 +170,11 @@ async function fsyncDir(dir: string): Promise<void> {
 }
 
 /**
- * Moves a complete partial file (already fsynced) to its content address. When the address is
- * taken by a file of the same size, the bytes are there already: the partial file is removed.
+ * Moves a complete partial file (already fsynced, its bytes hashed) to its content address,
+ * over a file already there: the same bytes stored once. The file there is replaced, not
+ * trusted by its size: a stored file damaged in place (a flipped bit) would otherwise never be
+ * healed by a fresh download, and `media verify` would report it for good. `existed` says a
+ * file of that size was there.
  */
 export async function placeFile(input: {
   dataDir: string;
@@ -184,13 +187,9 @@ export async function placeFile(input: {
   const final = path.join(input.root, contentPath(input.sha256, input.ext));
   const relPath = path.relative(input.dataDir, final).split(path.sep).join('/');
   const existing = fsSync.statSync(final, { throwIfNoEntry: false });
-  if (existing?.isFile() && existing.size === input.bytes) {
-    await fs.rm(input.partial, { force: true });
-    return { relPath, existed: true };
-  }
   await inDir(path.dirname(final), () => renameFile(input.partial, final));
   await fsyncDir(path.dirname(final));
-  return { relPath, existed: false };
+  return { relPath, existed: existing?.isFile() === true && existing.size === input.bytes };
 }
 
 /**

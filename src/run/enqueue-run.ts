@@ -68,15 +68,21 @@ export async function enqueueRun(
   if (unfinished <= runtime.settings.queueWindow) {
     // Everything left fits: no feeding (a resumed run that was fed before stops being fed).
     await feed.remove(runId);
-    const tasks = store.tasks.unfinished(runId);
+    // The keys handed to the queue, in order: the ones actually added are the first `enqueued`.
+    const keys: string[] = [];
+    const tasks = (function* () {
+      for (const task of store.tasks.unfinished(runId)) {
+        keys.push(task.key);
+        yield task;
+      }
+    })();
     const enqueued = await enqueueSearches(searchQueue, searchJobsOf(runId, tasks, policy), signal);
     const status = store.runs.get(runId)?.status;
     if (enqueued < unfinished && signal?.aborted && (status === 'queued' || status === 'running')) {
       // Stopped enqueuing, not stopping the run (the first Ctrl-C of a run others work): the
-      // tasks not reached are fed from where it stopped, as a run larger than the window is.
-      const reached = enqueued > 0 ? store.tasks.unfinishedAfter(runId, '', enqueued) : [];
+      // tasks not reached are fed from the last job added, as a run larger than the window is.
       await feed.register(runId, {
-        after: reached.at(-1)?.key ?? '',
+        after: enqueued > 0 ? keys[enqueued - 1]! : '',
         ...policy,
         since: Date.now(),
       });

@@ -203,8 +203,22 @@ export async function resumeRun(
   const pipelineRow = store.pipelines.get(run.pipelineId);
   if (!pipelineRow)
     throw new HarvestError('PIPELINE_NOT_FOUND', `run ${runId} has no pipeline row`);
+  if (run.status === 'failed' && store.tasks.counts(runId).total === 0) {
+    // Its plan was never written (planning failed, or its worker died planning it): there is
+    // nothing to continue, and finishing it again would call it completed.
+    throw new HarvestError(
+      'RUN_NOT_PLANNED',
+      `run ${runId} failed before its plan was recorded: start the pipeline again with \`harvest run FILE\``,
+      { exitCode: 2 },
+    );
+  }
   const { pipeline } = parseStoredPipeline(pipelineRow.yamlText, pipelineRow.name);
   await new StoppedRuns(runtime.redis, runtime.keys.stoppedRuns).clear(runId);
+  // The rate model lives in Redis, for an hour: a Redis that lost it, or a pause longer than
+  // that, would let the resumed run go uncapped into the 429s its setting prevents.
+  await new RateController(runtime.redis, runtime.keys, runtime.searchQueue, options.logger).start(
+    pipeline.run?.rateLimitPerMinute,
+  );
   if (await runtime.searchQueue.isPaused()) {
     await runtime.searchQueue.resume();
     await runtime.redis.del(runtime.keys.pausedReason);

@@ -112,6 +112,34 @@ describe('harvest run', () => {
     expect(ledgerAnswers(h)).toBe(answered);
   });
 
+  it('resuming sets the pipeline rate limit again, and refuses a run whose plan was never recorded', async () => {
+    h = await startHarness();
+    const file = h.writePipeline('capped', `${PIPELINE}run:\n  rateLimitPerMinute: 60\n`);
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    expect(await h.runtime.redis.hget(h.runtime.keys.rate, 'limit')).toBe('60');
+    // The rate model lives in Redis for an hour: lost with Redis, or past a long pause.
+    await h.runtime.redis.del(h.runtime.keys.rate);
+    await resumeRun(h.runtime, runId, { logger: h.logger });
+    expect(await h.runtime.redis.hget(h.runtime.keys.rate, 'limit')).toBe('60');
+
+    // A run that failed while planning (no task recorded) has nothing to continue.
+    const store = h.runtime.store;
+    const pipelineId = store.runs.get(runId)!.pipelineId;
+    const unplanned = 'run-unplanned';
+    store.runs.create({
+      id: unplanned,
+      pipelineId,
+      trigger: 'manual',
+      maxCredits: null,
+      taskCount: 0,
+    });
+    store.runs.setStatus(unplanned, 'failed');
+    await expect(resumeRun(h.runtime, unplanned, { logger: h.logger })).rejects.toMatchObject({
+      code: 'RUN_NOT_PLANNED',
+    });
+    expect(store.runs.get(unplanned)?.status).toBe('failed');
+  });
+
   it('resuming commits the results waiting in the store queue first: none of their tasks is searched again', async () => {
     h = await startHarness();
     const file = h.writePipeline('basic', PIPELINE);

@@ -70,23 +70,27 @@ describe('media storage', () => {
     });
   });
 
-  it('replaces a damaged file at the address (another size) with the right bytes', async () => {
+  it('replaces a damaged file at the address with the right bytes, of another size or the same', async () => {
     const data = dataDir();
     const root = mediaRoot(data, 'media');
     const bytes = Buffer.from('the real bytes');
     const target = path.join(root, contentPath(sha(bytes), 'mp3'));
     fs.mkdirSync(path.dirname(target), { recursive: true });
-    fs.writeFileSync(target, 'torn');
-    const placed = await placeFile({
-      dataDir: data,
-      root,
-      partial: await partialWith(root, bytes),
-      sha256: sha(bytes),
-      ext: 'mp3',
-      bytes: bytes.length,
-    });
-    expect(placed.existed).toBe(false);
-    expect(fs.readFileSync(target)).toEqual(bytes);
+    const flipped = Buffer.from(bytes);
+    flipped[3]! ^= 0xff;
+    for (const damaged of [Buffer.from('torn'), flipped]) {
+      fs.writeFileSync(target, damaged);
+      const placed = await placeFile({
+        dataDir: data,
+        root,
+        partial: await partialWith(root, bytes),
+        sha256: sha(bytes),
+        ext: 'mp3',
+        bytes: bytes.length,
+      });
+      expect(placed.existed).toBe(damaged.length === bytes.length);
+      expect(fs.readFileSync(target)).toEqual(bytes);
+    }
   });
 
   it('opens partial files in a folder made once, and made again when it was removed', async () => {
