@@ -175,15 +175,30 @@ describe('configuredModel and guardMs', () => {
       version: NOW,
     });
   });
-  it('what the service said per minute stays, capped at the stated limit', () => {
+  it('what the service said stays, in its own window, capped at the stated rate, never raised', () => {
     const learnt = fixed(400, 20);
     expect(configuredModel(500, learnt, NOW)).toBe(learnt);
     expect(configuredModel(300, learnt, NOW)).toMatchObject({ regime: 'fixed', limit: 300 });
+    // 10 per 2 s is 300 a minute: stricter than 500 a minute, so it stays.
     const shortWindows = { ...rolling(10), windowMs: 2000 };
-    expect(configuredModel(500, shortWindows, NOW)).toMatchObject({
+    expect(configuredModel(500, shortWindows, NOW)).toBe(shortWindows);
+    // 30 per 2 s is 900 a minute: lowered to 500 a minute, still per 2 s.
+    expect(configuredModel(500, { ...shortWindows, limit: 30 }, NOW)).toMatchObject({
       regime: 'rolling',
-      limit: 500,
-      windowMs: 60_000,
+      limit: 16,
+      windowMs: 2000,
+    });
+  });
+  it('a paced model learned from a token bucket is capped, not replaced', () => {
+    const paced = {
+      ...OPEN_MODEL,
+      regime: 'paced' as const,
+      pace: { ...OPEN_MODEL.pace, ratePerSec: 1.6, ceilingPerSec: 1.65 },
+    };
+    expect(configuredModel(500, paced, NOW)).toBe(paced);
+    expect(configuredModel(60, paced, NOW)).toMatchObject({
+      regime: 'paced',
+      pace: { ratePerSec: 1, ceilingPerSec: 1 },
     });
   });
   it('the guard after a window: 0.5%, between 250 ms and 1 s', () => {
