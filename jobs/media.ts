@@ -179,11 +179,11 @@ export function createMediaProcessor(deps: MediaJobDeps) {
       message: `its download had not started ${formatMs(lateMs)} after its deadline`,
       expired: true,
     };
-    const lasts = row.expiresAt !== null && now() < row.expiresAt;
-    if (row.reissues >= deps.settings.maxReissues && lasts) return undefined;
-    const outcome = await deps.reissuer.refresh(row, cause, { keepOnRefusal: lasts });
-    const stillLasts = row.expiresAt !== null && now() < row.expiresAt;
-    if ((outcome.kind === 'unavailable' || outcome.kind === 'wait') && stillLasts) return undefined;
+    const lasts = () => row.expiresAt !== null && now() < row.expiresAt;
+    if (row.reissues >= deps.settings.maxReissues && lasts()) return undefined;
+    const outcome = await deps.reissuer.refresh(row, cause, { keepOnRefusal: lasts() });
+    // Asked again: the call may have taken long enough for the old URL to expire meanwhile.
+    if ((outcome.kind === 'unavailable' || outcome.kind === 'wait') && lasts()) return undefined;
     if (outcome.kind === 'unavailable') {
       await end(row, outcome.code, outcome.message, false);
       return { kind: 'ended' };

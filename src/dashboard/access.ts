@@ -73,8 +73,8 @@ function hostnameOf(value: string): string | undefined {
 export function fromThisHost(headers: { host?: string; origin?: string }): boolean {
   const host = headers.host === undefined ? undefined : hostnameOf(headers.host);
   if (host === undefined || !isLoopbackHost(host)) return false;
-  if (headers.origin === undefined || headers.origin === 'null')
-    return headers.origin === undefined;
+  if (headers.origin === undefined) return true;
+  // An opaque origin ("null", a sandboxed page) names no host: refused with the rest.
   const origin = hostnameOf(headers.origin);
   return origin !== undefined && isLoopbackHost(origin);
 }

@@ -21,7 +21,6 @@ import { newRunId, searchJobId } from '../queue/names.ts';
 import { RateController } from '../queue/rate-controller.ts';
 import { StoppedRuns } from '../queue/stopped-runs.ts';
 import { redriveFailedStoreJobs } from '../queue/store-sink.ts';
-import { commitEvents } from '../store/index.ts';
 import type { RunTrigger } from '../store/runs.ts';
 import { enqueueRun } from './enqueue-run.ts';
 import type { Runtime } from './runtime.ts';
@@ -268,7 +267,7 @@ async function commitStoreBacklog(runtime: Runtime): Promise<number> {
       const carried = (job?.data as { events?: unknown } | undefined)?.events;
       return Array.isArray(carried) ? carried : [];
     });
-    if (events.length > 0) commitEvents(runtime.store, events);
+    if (events.length > 0) runtime.store.applyEvents(events);
     jobs += page.length;
     if (page.length < STORE_BACKLOG_PAGE) return jobs;
   }

@@ -1,10 +1,9 @@
 /**
- * `commitEvents`: applies a batch of worker events in one transaction, which also marks the
- * runs whose every task has ended as finished (apply-events.ts). Every write of worker events
- * goes through it, on the database's one writer: the process's own thread (`directWriter`) or
- * its writer thread (writer-thread.ts).
+ * The database's one writer of worker events: the process's own thread (`directWriter`) or its
+ * writer thread (writer-thread.ts). Each batch is one `applyEvents` transaction, which also
+ * finishes the runs whose every task has ended (apply-events.ts).
  */
-import type { ApplyReport, RejectedEvent } from './apply-events.ts';
+import type { RejectedEvent } from './apply-events.ts';
 import type { Store } from './db.ts';
 
 /** Commits batches of worker events, one transaction each, in the order they are given. */
@@ -17,11 +16,7 @@ export interface EventWriter {
 /** Commits on the calling thread. */
 export function directWriter(store: Store): EventWriter {
   return {
-    write: async (events) => commitEvents(store, events).rejected,
+    write: async (events) => store.applyEvents(events).rejected,
     close: async () => {},
   };
-}
-
-export function commitEvents(store: Store, events: readonly unknown[]): ApplyReport {
-  return store.applyEvents(events);
 }

@@ -2,7 +2,7 @@
 export type { ApplyEvents, ApplyReport, RejectedEvent } from './apply-events.ts';
 export type { CallError, CallSummary, CallsTable, CallTotals } from './calls.ts';
 export type { Clock } from './clock.ts';
-export { commitEvents, directWriter, type EventWriter } from './commit.ts';
+export { directWriter, type EventWriter } from './commit.ts';
 export {
   COST_GROUPS,
   type CostFigures,

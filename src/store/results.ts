@@ -105,14 +105,13 @@ export function resultColumns(item: Record<string, unknown>): Row {
 
 export function createResultsTable(db: Database): ResultsTable {
   // The latest response stored for the task: recorded on the task (an empty one leaves no
-  // rows), or, for tasks stored before that was kept, its rows' time.
+  // rows), or, for tasks stored before that was kept (and results of no known task), its rows'
+  // time, read only then.
   const latest = db
     .prepare<{ runId: string; taskKey: string }, number | null>(
-      `SELECT MAX(
-         IFNULL((SELECT results_fetched_at FROM tasks
-                 WHERE run_id = @runId AND task_key = @taskKey), -1),
-         IFNULL((SELECT MAX(fetched_at) FROM results
-                 WHERE run_id = @runId AND task_key = @taskKey), -1))`,
+      `SELECT COALESCE(
+         (SELECT results_fetched_at FROM tasks WHERE run_id = @runId AND task_key = @taskKey),
+         (SELECT MAX(fetched_at) FROM results WHERE run_id = @runId AND task_key = @taskKey))`,
     )
     .pluck();
   const noteLatest = db.prepare<{ runId: string; taskKey: string; fetchedAt: number }>(
@@ -177,8 +176,8 @@ export function createResultsTable(db: Database): ResultsTable {
   return {
     applyEvent(e, seenIds = []) {
       const task = { runId: e.runId, taskKey: e.taskKey };
-      const stored = latest.get(task) ?? -1;
-      if (stored > e.fetchedAt) return { written: 0, stale: true };
+      const stored = latest.get(task);
+      if (stored != null && stored > e.fetchedAt) return { written: 0, stale: true };
       noteLatest.run({ ...task, fetchedAt: e.fetchedAt });
       for (const [index, { source, position, item }] of e.items.entries()) {
         upsert.run({

@@ -9,7 +9,6 @@
  * tried again in a transaction of its own, so one batch cannot take others down with it.
  */
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
-import { commitEvents } from './commit.ts';
 import { openStore } from './db.ts';
 import type { FromWriter, ToWriter, WriterData } from './writer-thread.ts';
 
@@ -23,7 +22,7 @@ const post = (message: FromWriter) => port.postMessage(message);
 
 function commitOne(write: Write): void {
   try {
-    const { rejected } = commitEvents(store, write.events);
+    const { rejected } = store.applyEvents(write.events);
     post({ type: 'done', id: write.id, rejected });
   } catch (error) {
     post({
@@ -39,12 +38,9 @@ function commitTogether(writes: readonly Write[]): void {
     commitOne(writes[0]!);
     return;
   }
-  let report: ReturnType<typeof commitEvents>;
+  let report: ReturnType<typeof store.applyEvents>;
   try {
-    report = commitEvents(
-      store,
-      writes.flatMap((w) => w.events),
-    );
+    report = store.applyEvents(writes.flatMap((w) => w.events));
   } catch {
     for (const write of writes) commitOne(write);
     return;
