@@ -34,19 +34,26 @@ export function onStopSignals(handlers: TwoStageHandlers): () => void {
 }
 
 /**
- * For a command that serves until stopped (`sandbox`, `dashboard`): resolves once SIGINT or
- * SIGTERM has come and `close` has finished (exit 0); a second signal exits at once (4, a
- * forced stop).
+ * For a command that serves until stopped (`sandbox`, `dashboard`): installs the handlers, then
+ * calls `start`, which starts serving, says where, and returns how to close. Resolves once SIGINT
+ * or SIGTERM has come and that close has finished (exit 0); a second signal exits at once (4, a
+ * forced stop). The handlers come first: a signal sent as soon as the address is out, or while
+ * starting, stops the server gracefully rather than kill it by the signal's default action.
  */
-export function serveUntilStopped(close: () => Promise<void>): Promise<void> {
-  return new Promise((resolve) => {
-    const remove = onStopSignals({
-      async first() {
-        await close().catch(() => {});
-        remove();
-        resolve();
-      },
-      second: () => process.exit(EXIT.NOT_FINISHED),
-    });
+export async function serveUntilStopped(start: () => Promise<() => Promise<void>>): Promise<void> {
+  let signalled!: () => void;
+  const stopped = new Promise<void>((resolve) => {
+    signalled = resolve;
   });
+  const remove = onStopSignals({
+    first: () => signalled(),
+    second: () => process.exit(EXIT.NOT_FINISHED),
+  });
+  try {
+    const close = await start();
+    await stopped;
+    await close().catch(() => {});
+  } finally {
+    remove();
+  }
 }

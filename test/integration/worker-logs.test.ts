@@ -4,7 +4,9 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import Sqlite from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/store/migrations.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { deletePrefix, freshPrefix, REDIS_URL } from '../helpers/redis.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -12,9 +14,10 @@ import { tempDir } from '../helpers/tmp.ts';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const defer = useCleanup();
 
-function workerEnv(): NodeJS.ProcessEnv {
+function workerEnv(setup?: (dataDir: string) => void): NodeJS.ProcessEnv {
   const tmp = tempDir('harvest-logs');
   defer(() => tmp.remove());
+  setup?.(tmp.dir);
   const prefix = freshPrefix();
   defer(() => deletePrefix(prefix));
   return {
@@ -85,5 +88,35 @@ describe('worker logs', () => {
       .find((record) => record.msg === 'worker started');
     expect(started).toMatchObject({ level: 30, name: 'harvest', roles: ['store'] });
     expect(text).not.toContain('fc-log-secret');
+  });
+
+  it('a Ctrl-C while the pool is starting stops it gracefully', async () => {
+    // A database of an older schema: the worker says it upgrades it while starting, which is
+    // the moment to send the signal.
+    const env = workerEnv((dir) => {
+      const raw = new Sqlite(path.join(dir, 'harvest.db'));
+      for (const sql of MIGRATIONS.slice(0, 4)) raw.exec(sql);
+      raw.pragma('user_version = 4');
+      raw.close();
+    });
+    const child = spawn(process.execPath, ['bin/harvest.js', 'worker', '--roles', 'store'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<[number | null, string | null]>((resolve) =>
+      child.on('exit', (code, signal) => resolve([code, signal])),
+    );
+    let signalled = false;
+    const text = await collect(child, (t) => {
+      if (!signalled && t.includes('upgrading')) {
+        signalled = true;
+        child.kill('SIGINT');
+      }
+      return false;
+    });
+    expect(signalled).toBe(true);
+    expect(await exited).toEqual([0, null]);
+    expect(text).toContain('"msg":"worker stopped"');
   });
 });

@@ -42,18 +42,20 @@ export function registerDashboard(program: Command, ctx: CommandContext): void {
       const { assertRedisReachable } = await import('../../queue/connection.ts');
       await assertRedisReachable(settings.redisUrl);
       const { startDashboard } = await import('../../dashboard/server.ts');
-      const dashboard = await startDashboard({
-        redisUrl: settings.redisUrl,
-        prefix: settings.queuePrefix,
-        host: flags.host,
-        port: flags.port,
-        allowActions: Boolean(flags.allowActions),
-        ...(auth ? { auth } : {}),
+      await serveUntilStopped(async () => {
+        const dashboard = await startDashboard({
+          redisUrl: settings.redisUrl,
+          prefix: settings.queuePrefix,
+          host: flags.host,
+          port: flags.port,
+          allowActions: Boolean(flags.allowActions),
+          ...(auth ? { auth } : {}),
+        });
+        const mode = dashboard.readOnly
+          ? 'read-only; --allow-actions to act on jobs'
+          : 'actions allowed';
+        console.log(`dashboard on ${dashboard.url} (${mode}${auth ? ', basic auth' : ''})`);
+        return () => dashboard.close();
       });
-      const mode = dashboard.readOnly
-        ? 'read-only; --allow-actions to act on jobs'
-        : 'actions allowed';
-      console.log(`dashboard on ${dashboard.url} (${mode}${auth ? ', basic auth' : ''})`);
-      await serveUntilStopped(() => dashboard.close());
     });
 }

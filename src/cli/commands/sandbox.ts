@@ -148,9 +148,11 @@ export function registerSandbox(program: Command, _ctx: CommandContext): void {
     .action(async (flags: SandboxFlags) => {
       // Loaded here, not at startup: see demo.ts.
       const { startSandbox } = await import('../../sandbox/index.ts');
-      const sandbox = await startSandbox(sandboxOptionsFromFlags(flags));
-      console.log(`sandbox listening on ${sandbox.url}`);
-      for (const key of sandbox.keys) console.log(`api key: ${key.key}`);
-      await serveUntilStopped(() => sandbox.close());
+      await serveUntilStopped(async () => {
+        const sandbox = await startSandbox(sandboxOptionsFromFlags(flags));
+        console.log(`sandbox listening on ${sandbox.url}`);
+        for (const key of sandbox.keys) console.log(`api key: ${key.key}`);
+        return () => sandbox.close();
+      });
     });
 }

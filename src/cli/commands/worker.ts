@@ -6,6 +6,7 @@ import type { ServedMetrics } from '../../metrics/index.ts';
 import { assertRedisReachable } from '../../queue/connection.ts';
 import { openStore } from '../../store/index.ts';
 import { startLocalPool } from '../../worker/local.ts';
+import type { Pool } from '../../worker/pool.ts';
 import { ROLE_HELP, ROLES, type Role } from '../../worker/role-names.ts';
 import type { CommandContext } from '../context.ts';
 import { EXIT } from '../exit-codes.ts';
@@ -99,6 +100,25 @@ Examples:
       });
       let store: ReturnType<typeof openStore> | undefined;
       let metrics: ServedMetrics | undefined;
+      let pool: Pool | undefined;
+      // Installed before anything starts: a Ctrl-C that comes while the pool starts, or right
+      // after 'worker started' is out, must stop it gracefully, not kill it by the signal's
+      // default action.
+      let stopRequested!: () => void;
+      const stopped = new Promise<void>((resolve) => {
+        stopRequested = resolve;
+      });
+      const removeSignals = onStopSignals({
+        first: (signal) => {
+          logger.info({ signal }, 'finishing calls in flight, then stopping (again to force)');
+          stopRequested();
+        },
+        second: async (signal) => {
+          logger.warn({ signal }, 'second signal: stopping now');
+          await pool?.forceClose(`stopped by ${signal} before the answer arrived`);
+          process.exit(EXIT.NOT_FINISHED);
+        },
+      });
       try {
         const onDatabaseHost = opts.roles.some(
           (r) => r === 'store' || r === 'runs' || r === 'media',
@@ -118,7 +138,7 @@ Examples:
                 logger,
               });
         if (metrics) logger.info({ url: metrics.url }, 'serving metrics');
-        const pool = await startLocalPool(settings, {
+        pool = await startLocalPool(settings, {
           roles: opts.roles,
           concurrency: opts.concurrency,
           lockDurationMs: opts.lockDuration,
@@ -139,26 +159,15 @@ Examples:
           { roles: opts.roles, concurrency: opts.concurrency, workerId: pool.workerId },
           'worker started',
         );
-        await new Promise<void>((resolve) =>
-          onStopSignals({
-            first: async (signal) => {
-              logger.info({ signal }, 'finishing calls in flight, then stopping (again to force)');
-              await pool.close();
-              resolve();
-            },
-            second: async (signal) => {
-              logger.warn({ signal }, 'second signal: stopping now');
-              await pool.forceClose(`stopped by ${signal} before the answer arrived`);
-              process.exit(EXIT.NOT_FINISHED);
-            },
-          }),
-        );
+        await stopped;
+        await pool.close();
       } finally {
         // Also when starting failed (a port in use, say): an open connection would keep the
         // process alive after its error was reported.
         await watch.close();
         await metrics?.close();
         store?.close();
+        removeSignals();
       }
       logger.info('worker stopped');
     });
