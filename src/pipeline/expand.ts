@@ -110,7 +110,7 @@ export function* expandSearches(
     if (literal !== undefined) request.query = literal;
     else if (template !== undefined) {
       request.query = fillTemplate(template, (name) =>
-        name in vars ? renderPlaceholderValue(vars[name]) : `{${name}}`,
+        Object.hasOwn(vars, name) ? renderPlaceholderValue(vars[name]) : `{${name}}`,
       );
     }
     yield { itemIndex, choice: [...choice], vars, request };

@@ -108,7 +108,8 @@ export function placeholderValuesAreScalars({ index, item }: IndexedItem): Findi
   const names = new Set(parseTemplate(item.query).names);
   const findings: Finding[] = [];
   for (const name of names) {
-    matrix[name]?.forEach((value, valueIndex) => {
+    // Own keys only: a placeholder named like an Object member ({constructor}) has no value.
+    (Object.hasOwn(matrix, name) ? matrix[name] : undefined)?.forEach((value, valueIndex) => {
       if (typeof value !== 'object' || value === null) return;
       findings.push(
         error(
