@@ -215,8 +215,12 @@ function positioned(
 
 /** Where the tag written before the node at `start` begins (the node's range excludes it). */
 function tagOffset(text: string, start: number): number {
-  const bang = text.lastIndexOf('!', start);
+  let bang = text.lastIndexOf('!', start);
   if (bang < 0) return start;
+  // The last "!" may be inside the tag (`!!str`, `!e!name`): the tag starts where its word does.
+  let word = bang;
+  while (word > 0 && !/\s/.test(text[word - 1]!)) word -= 1;
+  if (text[word] === '!') bang = word;
   return /^!\S*\s+(?:&\S+\s+)?$/.test(text.slice(bang, start)) ? bang : start;
 }
 
