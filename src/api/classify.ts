@@ -42,6 +42,8 @@ export interface ClassifyContext {
   secrets?: readonly string[];
   /** Current time in ms since the epoch, for an HTTP-date Retry-After. Default `Date.now()`. */
   nowMs?: number;
+  /** Status of an answer whose body then failed (cut short, too large, too slow). */
+  status?: number;
 }
 
 export type ResponseHeaders = Record<string, string | string[] | undefined>;
@@ -164,6 +166,7 @@ export function classifyTransportError(error: unknown, context: ClassifyContext 
   const detail = error instanceof Error ? error.message : String(error);
   const options: ApiErrorOptions = { cause: error };
   if (context.durationMs !== undefined) options.durationMs = context.durationMs;
+  if (context.status !== undefined) options.status = context.status;
   if (code && NOT_SENT_CODES.has(code)) options.notSent = true;
   const say = (what: string) =>
     scrubSecrets(

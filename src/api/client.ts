@@ -157,7 +157,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       headers = response.headers;
       text = await response.body.text();
     } catch (error) {
-      throw classifyTransportError(error, context(operation, startedMs));
+      // Once the status line is in, the answer's status is known even when its body broke
+      // (an error answer then still costs nothing).
+      const ctx = context(operation, startedMs);
+      throw classifyTransportError(error, status > 0 ? { ...ctx, status } : ctx);
     }
     const durationMs = performance.now() - startedMs;
     if (status < 200 || status > 299) {
