@@ -30,7 +30,7 @@ const EnvSchema = z.object({
     .string()
     .regex(/^\S+$/, 'contains whitespace (a stray space or newline when it was copied?)')
     .optional(),
-  HARVEST_MAX_RESPONSE_BYTES: z.coerce.number().int().min(1024).optional(),
+  HARVEST_MAX_RESPONSE_BYTES: wholeNumber(1024, Number.MAX_SAFE_INTEGER).optional(),
   REDIS_URL: z
     .string()
     .refine(isRedisUrl, 'a redis:// or rediss:// address, e.g. redis://127.0.0.1:6379')
@@ -45,7 +45,7 @@ const EnvSchema = z.object({
     .string()
     .min(16, 'at least 16 characters (a random string: `openssl rand -hex 32`)')
     .optional(),
-  HARVEST_NOTIFY_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(10),
+  HARVEST_NOTIFY_ATTEMPTS: wholeNumber(1, 50).default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
   LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
   HARVEST_DASHBOARD_USER: z
@@ -184,23 +184,29 @@ export function secretsOf(env: NodeJS.ProcessEnv = process.env): string[] {
   return secrets.filter((s): s is string => typeof s === 'string' && s.length > 0);
 }
 
+/**
+ * The password of a Redis address: before the `@`, or as its `password` query parameter, which
+ * ioredis also logs in with.
+ */
 function redisPassword(url: string | undefined): string | undefined {
   if (!url) return undefined;
   try {
-    const password = new URL(url).password;
-    return password ? decodeURIComponent(password) : undefined;
+    const parsed = new URL(url);
+    if (parsed.password) return decodeURIComponent(parsed.password);
+    return parsed.searchParams.get('password') || undefined;
   } catch {
     return undefined;
   }
 }
 
-/** `url` with its password (if any) shown as `***`: how a Redis address is printed. */
+/** `url` with its password (if any, either form) shown as `***`: how a Redis address is printed. */
 export function maskUrl(url: string): string {
   try {
     const parsed = new URL(url);
-    if (!parsed.password) return url;
-    parsed.password = '***';
-    return parsed.toString();
+    if (!parsed.password && !parsed.searchParams.has('password')) return url;
+    if (parsed.password) parsed.password = '***';
+    if (parsed.searchParams.has('password')) parsed.searchParams.set('password', '***');
+    return parsed.toString().replace('password=%2A%2A%2A', 'password=***');
   } catch {
     // Not a URL: print nothing of what may be a secret after the scheme.
     return url.replace(/\/\/[^@/]*@/, '//***@');
