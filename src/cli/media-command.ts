@@ -65,7 +65,7 @@ export function formatMediaCounts(
     `  ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ')}`;
   const lines = [title, line(header), ...rows.map(line)];
   lines.push(
-    `  re-issued ${c.reissuedItems} items (${c.reissues} fresh URLs) with ${c.reissueCalls} calls, ${c.reissueCredits} credits`,
+    `  re-issued ${c.reissuedItems} items (${c.reissues} fresh URLs) with ${c.reissueCalls} calls, ${c.reissueCredits} credits${c.reissueUnknownCalls > 0 ? ` +${c.reissueUnknownCalls} unknown` : ''}`,
     `  stored    ${c.files} files, ${formatBytes(c.bytesStored)} under ${dataDir}`,
   );
   for (const f of c.failures) {

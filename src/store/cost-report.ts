@@ -39,9 +39,15 @@ export interface CostFigures {
   /** Calls recorded as LOST (their worker died); their cost is unknown. */
   lostCalls: number;
   retryCalls: number;
+  /** Known credits of the retries. */
   retryCredits: number;
+  /** Retries whose cost is unknown. */
+  retryUnknownCalls: number;
   reissueCalls: number;
+  /** Known credits of the re-issues. */
   reissueCredits: number;
+  /** Re-issues whose cost is unknown. */
+  reissueUnknownCalls: number;
   /** Result rows stored. */
   results: number;
   /** Distinct runs with calls in the group (with results, for a group that has no calls). */
@@ -123,9 +129,11 @@ function callsSql(q: CostQuery): string {
       SUM(c.purpose = 'search' AND c.nth > 1) AS retryCalls,
       COALESCE(SUM(CASE WHEN c.purpose = 'search' AND c.nth > 1 THEN c.credits_used END), 0)
         AS retryCredits,
+      SUM(c.purpose = 'search' AND c.nth > 1 AND c.credits_used IS NULL) AS retryUnknownCalls,
       SUM(c.purpose = 'media-reissue') AS reissueCalls,
       COALESCE(SUM(CASE WHEN c.purpose = 'media-reissue' THEN c.credits_used END), 0)
         AS reissueCredits,
+      SUM(c.purpose = 'media-reissue' AND c.credits_used IS NULL) AS reissueUnknownCalls,
       COUNT(DISTINCT c.run_id) AS runs
     FROM numbered c
       LEFT JOIN runs ru ON ru.id = c.run_id
@@ -160,8 +168,10 @@ export const NO_COSTS: Readonly<CostFigures> = Object.freeze({
   lostCalls: 0,
   retryCalls: 0,
   retryCredits: 0,
+  retryUnknownCalls: 0,
   reissueCalls: 0,
   reissueCredits: 0,
+  reissueUnknownCalls: 0,
   results: 0,
   runs: 0,
 });
@@ -175,8 +185,10 @@ const CALL_FIGURES = [
   'lostCalls',
   'retryCalls',
   'retryCredits',
+  'retryUnknownCalls',
   'reissueCalls',
   'reissueCredits',
+  'reissueUnknownCalls',
 ] as const;
 
 type Raw = Record<string, string | number>;

@@ -32,9 +32,11 @@ export interface MediaCounts {
   /** Rows that needed at least one fresh URL, and the fresh URLs fetched in all. */
   reissuedItems: number;
   reissues: number;
-  /** Searches called again for fresh URLs, and their credits. */
+  /** Searches called again for fresh URLs, and their known credits. */
   reissueCalls: number;
   reissueCredits: number;
+  /** Re-issue calls whose cost is unknown (no answer, a LOST call): never counted as zero. */
+  reissueUnknownCalls: number;
   /** Distinct files the saved rows point at, and their bytes. */
   files: number;
   bytesStored: number;
@@ -89,9 +91,10 @@ export function createMediaReports(db: Database): MediaReports {
   );
   const reissueCalls = db.prepare<
     { run: string | null },
-    { calls: number; credits: number | null }
+    { calls: number; credits: number | null; unknown: number | null }
   >(
-    `SELECT COUNT(*) AS calls, SUM(credits_used) AS credits FROM calls
+    `SELECT COUNT(*) AS calls, SUM(credits_used) AS credits,
+       SUM(credits_used IS NULL) AS unknown FROM calls
      WHERE purpose = 'media-reissue' AND (@run IS NULL OR run_id = @run)`,
   );
   const files = db.prepare<{ run: string | null }, StoredFileRef>(
@@ -114,6 +117,7 @@ export function createMediaReports(db: Database): MediaReports {
         reissues: 0,
         reissueCalls: 0,
         reissueCredits: 0,
+        reissueUnknownCalls: 0,
         files: 0,
         bytesStored: 0,
         failures: failures.all({ run }),
@@ -129,6 +133,7 @@ export function createMediaReports(db: Database): MediaReports {
       const calls = reissueCalls.get({ run });
       out.reissueCalls = calls?.calls ?? 0;
       out.reissueCredits = calls?.credits ?? 0;
+      out.reissueUnknownCalls = calls?.unknown ?? 0;
       for (const f of files.all({ run })) {
         out.files += 1;
         out.bytesStored += f.bytes;

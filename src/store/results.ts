@@ -132,7 +132,9 @@ export function createResultsTable(db: Database): ResultsTable {
        screenshot_url = excluded.screenshot_url, audio_url = excluded.audio_url,
        video_url = excluded.video_url, metadata_json = excluded.metadata_json,
        item_json = excluded.item_json, search_id = excluded.search_id, call_id = excluded.call_id,
-       first_seen_at = MIN(first_seen_at, excluded.first_seen_at), fetched_at = excluded.fetched_at,
+       first_seen_at = CASE WHEN url IS excluded.url THEN MIN(first_seen_at, excluded.first_seen_at)
+         ELSE excluded.first_seen_at END,
+       fetched_at = excluded.fetched_at,
        seen_id = excluded.seen_id`,
   );
   const dropOlder = db.prepare<[string, string, number]>(

@@ -21,8 +21,10 @@ function fixed(n: number | null | undefined, digits = 2): string {
   return n == null ? '-' : n.toFixed(digits);
 }
 
-function withCredits(calls: number, credits: number): string {
-  return calls === 0 ? '0' : `${calls} (${credits} cr)`;
+/** Calls and their known credits, with how many of them cost an unknown amount. */
+export function withCredits(calls: number, credits: number, unknown: number): string {
+  if (calls === 0) return '0';
+  return unknown > 0 ? `${calls} (${credits} cr +${unknown} unknown)` : `${calls} (${credits} cr)`;
 }
 
 /** Known credits, and how many calls' cost is unknown. */
@@ -78,14 +80,14 @@ export function costColumns(report: CostReport): CostColumn[] {
       heading: 'retries',
       name: 'retry_calls',
       value: (r) => r.retryCalls,
-      text: (r) => withCredits(r.retryCalls, r.retryCredits),
+      text: (r) => withCredits(r.retryCalls, r.retryCredits, r.retryUnknownCalls),
       numeric: true,
     },
     {
       heading: 're-issues',
       name: 'reissue_calls',
       value: (r) => r.reissueCalls,
-      text: (r) => withCredits(r.reissueCalls, r.reissueCredits),
+      text: (r) => withCredits(r.reissueCalls, r.reissueCredits, r.reissueUnknownCalls),
       numeric: true,
     },
   );
@@ -120,7 +122,9 @@ export function csvExtras(report: CostReport): CostColumn[] {
   const extra: CostColumn[] = [
     num('', 'lost_calls', (r) => r.lostCalls),
     num('', 'retry_credits', (r) => r.retryCredits),
+    num('', 'retry_unknown_cost_calls', (r) => r.retryUnknownCalls),
     num('', 'reissue_credits', (r) => r.reissueCredits),
+    num('', 'reissue_unknown_cost_calls', (r) => r.reissueUnknownCalls),
     num('', 'runs', (r) => r.runs),
   ];
   if (report.by === 'run') {

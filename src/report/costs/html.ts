@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { CostReport } from './build.ts';
 import type { CostCharts } from './charts.ts';
-import { costColumns, creditsText } from './columns.ts';
+import { costColumns, creditsText, withCredits } from './columns.ts';
 
 let chartJs: string | undefined;
 
@@ -62,8 +62,8 @@ function cards(report: CostReport): string {
     ['failed calls', String(t.failedCalls)],
     ['results', String(t.results)],
     ['credits per result', t.creditsPerResult == null ? '-' : t.creditsPerResult.toFixed(2)],
-    ['retries', `${t.retryCalls} (${t.retryCredits} cr)`],
-    ['media re-issues', `${t.reissueCalls} (${t.reissueCredits} cr)`],
+    ['retries', withCredits(t.retryCalls, t.retryCredits, t.retryUnknownCalls)],
+    ['media re-issues', withCredits(t.reissueCalls, t.reissueCredits, t.reissueUnknownCalls)],
   ];
   return items
     .map(

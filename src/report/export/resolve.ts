@@ -62,7 +62,7 @@ function sinceRunOf(store: Store, input: RunFilterInput): RunRow {
 
 export function resolveRunFilter(store: Store, input: RunFilterInput): ExportFilter {
   checkFlags(input);
-  if (input.runId !== undefined) getRun(store, input.runId);
+  const run = input.runId === undefined ? undefined : getRun(store, input.runId);
   if (
     input.pipelineName !== undefined &&
     store.pipelines.latestByName(input.pipelineName) === undefined
@@ -78,9 +78,12 @@ export function resolveRunFilter(store: Store, input: RunFilterInput): ExportFil
   if (!input.onlyNew) return filter;
 
   const since = sinceRunOf(store, input);
-  if (input.pipelineName !== undefined && since.pipelineName !== input.pipelineName) {
+  // URLs new since a run of another pipeline: no row can be, so say so rather than export none.
+  const pipelineName = input.pipelineName ?? run?.pipelineName;
+  if (pipelineName !== undefined && since.pipelineName !== pipelineName) {
+    const of = run === undefined ? '' : ` (that of run ${run.id})`;
     throw new UsageError(
-      `--since-run ${since.id} belongs to pipeline ${since.pipelineName}, not ${input.pipelineName}`,
+      `--since-run ${since.id} belongs to pipeline ${since.pipelineName}, not ${pipelineName}${of}`,
     );
   }
   filter.newSince = { id: since.id, createdAt: since.createdAt, pipelineName: since.pipelineName };

@@ -73,6 +73,7 @@ describe('media for humans', () => {
       reissues: 3,
       reissueCalls: 2,
       reissueCredits: 4,
+      reissueUnknownCalls: 0,
       files: 4,
       bytesStored: 3 * 1024 * 1024,
       failures: [

@@ -85,8 +85,10 @@ describe('cost report queries', () => {
         // t1's second call, t2's second call.
         retryCalls: 2,
         retryCredits: 4,
+        retryUnknownCalls: 0,
         reissueCalls: 1,
         reissueCredits: 4,
+        reissueUnknownCalls: 0,
         results: 4,
         runs: 2,
       },
