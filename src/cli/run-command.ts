@@ -39,6 +39,9 @@ function isMissingJobLog(line: { err?: unknown }): boolean {
 /** How long `run --wait` waits for a worker before it says none is taking jobs, in ms. */
 const NO_WORKER_NOTICE_MS = 10_000;
 
+/** How long a forced stop waits for the first Ctrl-C's stop of the run to end, in ms. */
+const RUN_STOP_WAIT_MS = 5000;
+
 export async function runCommand(
   ctx: CommandContext,
   file: string | undefined,
@@ -88,6 +91,8 @@ class RunSession {
   #interrupted = false;
   /** The first Ctrl-C's stop, once it has begun. */
   #interrupting: Promise<void> | undefined;
+  /** The first Ctrl-C's stop of a local run (marked interrupted, queued jobs removed). */
+  #runStopping: Promise<boolean> | undefined;
 
   constructor(runtime: Runtime, settings: Settings, logger: Logger, opts: RunOptions) {
     this.#runtime = runtime;
@@ -309,19 +314,38 @@ class RunSession {
           `\nstopping run ${this.#runId}: calls in flight finish and are recorded (Ctrl-C again to stop at once)\n`,
         );
       }
-      await stopRun(this.#runtime, this.#runId, 'interrupted').catch((error: unknown) =>
-        this.#logger.error({ err: error }, 'could not stop the run'),
+      this.#runStopping = stopRun(this.#runtime, this.#runId, 'interrupted').then(
+        () => true,
+        (error: unknown) => {
+          this.#logger.error({ err: error }, 'could not stop the run');
+          return false;
+        },
       );
+      await this.#runStopping;
       await this.#pool?.close();
     }
     this.#stopWaiting.abort();
   }
 
-  /** Second Ctrl-C: calls in flight are recorded as lost, and the process ends (exit 4). */
+  /**
+   * Second Ctrl-C: the run is marked interrupted (if the first Ctrl-C's stop is under way, it
+   * ends first), calls in flight are recorded as lost, and the process ends (exit 4).
+   */
   async #forceStop(): Promise<void> {
     this.#onForced();
     restoreTerminal();
     process.stderr.write('\nstopping now: calls in flight are recorded as lost (cost unknown)\n');
+    // The first Ctrl-C's stop of the run must end first: a run left `running` keeps its queued
+    // jobs, and any other pool on this queue would search them. It is waited for a while only
+    // (Redis may be what hangs).
+    if (this.#runStopping) {
+      const stopped = await Promise.race([this.#runStopping, sleep(RUN_STOP_WAIT_MS, false)]);
+      if (!stopped && this.#runId) {
+        process.stderr.write(
+          `run ${this.#runId} could not be marked interrupted: \`harvest cancel ${this.#runId}\` takes its jobs off the queue\n`,
+        );
+      }
+    }
     // The feeder lets go of its lease once its round ends; if that takes long, the lease lapses.
     await Promise.race([this.#feeder?.stop(), sleep(1000)]).catch(() => {});
     await this.#pool
