@@ -11,7 +11,22 @@ import { EXIT, EXIT_CODES_HELP } from './exit-codes.ts';
 
 type Config = typeof import('../config.ts');
 
+/**
+ * A reader that goes away (`harvest status | head -1`) is not an error: what is left to print
+ * is dropped and the command ends as it would have. It does not end the process either: a run
+ * or a worker writing to a closed pipe goes on, and stops as it should.
+ */
+function ignoreClosedPipes(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
+      throw error;
+    });
+  }
+}
+
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
+  ignoreClosedPipes();
   // Loaded once a command runs: `--help` and usage errors never parse the environment.
   let config: Config | undefined;
   const ctx: CommandContext = createContext(() => {

@@ -60,6 +60,16 @@ function expectOneLine(stderr: string): void {
 }
 
 describe('exit codes, command by command', () => {
+  it('a reader that goes away (| head) ends a command quietly, with its own exit code', async () => {
+    for (const args of [['schema'], ['--help'], ['validate', file('good.yaml', GOOD)], ['status']]) {
+      const p = spawnCli(args, settings);
+      // The reading end is closed before the command writes: every write then fails (EPIPE).
+      p.child.stdout?.destroy();
+      expect(await p.exited, args.join(' ')).toBe(0);
+      expect(p.stderr(), args.join(' ')).not.toMatch(/EPIPE|\n\s+at /);
+    }
+  });
+
   it('--help prints the exit-code table and exits 0; an unknown command exits 2', async () => {
     const help = await runCli(['--help'], settings);
     expect(help.code).toBe(0);
