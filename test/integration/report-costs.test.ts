@@ -4,6 +4,7 @@
  * calls the dead worker had in flight are LOST: the report shows them as unknown, never as zero.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -128,6 +129,15 @@ describe('harvest report costs', () => {
     expect(run).toMatchObject({ key: runId, creditsUsed: billed.creditsCharged });
     expect(run?.estimateMinCredits).toBeLessThanOrEqual(billed.creditsCharged);
     expect(run?.estimateMaxCredits).toBeGreaterThanOrEqual(billed.creditsCharged);
+
+    // Without --format, the format of the file named by --out, as export does.
+    const csvFile = path.join(h.dir, 'costs.csv');
+    const toCsv = await reportCosts(h, ['--out', csvFile]);
+    expect(toCsv.out).toContain('wrote the csv cost report');
+    expect(readFileSync(csvFile, 'utf8').split('\r\n')[0]).toMatch(/^pipeline,calls,/);
+    const jsonFile = path.join(h.dir, 'costs.json');
+    await reportCosts(h, ['--out', jsonFile]);
+    expect(JSON.parse(readFileSync(jsonFile, 'utf8'))).toMatchObject({ by: 'pipeline' });
 
     // Bad input: exit 2, and with --json the error as JSON on stdout.
     const unknown = await reportCosts(h, ['--run', 'no-such-run', '--json']);

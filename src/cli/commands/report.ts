@@ -7,11 +7,19 @@ import { oneOf, parseSince } from '../flags.ts';
 
 const FORMATS = ['table', 'json', 'csv', 'html'] as const;
 
+/** The format a file name's extension names (`costs.csv`), as `export` reads it. */
+function formatOfFile(file: string | undefined): (typeof FORMATS)[number] | undefined {
+  const ext = file?.toLowerCase().match(/\.([a-z]+)$/)?.[1];
+  if (ext === 'htm') return 'html';
+  if (ext === 'txt') return 'table';
+  return FORMATS.find((f) => f === ext && f !== 'table');
+}
+
 interface CostFlags {
   by?: CostGroup;
   run?: string;
   since?: number;
-  format: (typeof FORMATS)[number];
+  format?: (typeof FORMATS)[number];
   out?: string;
   compareEstimate?: boolean;
   json?: boolean;
@@ -29,7 +37,7 @@ Examples:
   harvest report costs --by day --since 2026-11-01
   harvest report costs --by run --compare-estimate
   harvest report costs --run 20261122T101500-a1b2 --by outcome --format json
-  harvest report costs --format html --out costs.html`;
+  harvest report costs --out costs.html         # the format from the extension: html, csv, json`;
 
 export function registerReport(program: Command, ctx: CommandContext): void {
   const report = program.command('report').description('Reports over what harvest stored.');
@@ -47,14 +55,18 @@ export function registerReport(program: Command, ctx: CommandContext): void {
       'only calls from DATE on (YYYY-MM-DD or ISO date-time, UTC)',
       parseSince,
     )
-    .option('--format <format>', FORMATS.join(', '), oneOf(FORMATS), 'table')
+    .option(
+      '--format <format>',
+      `${FORMATS.join(', ')} (default: from --out's extension, else table)`,
+      oneOf(FORMATS),
+    )
     .option('--out <file>', 'write here (completely or not at all); default stdout')
     .option('--compare-estimate', "put each run's plan estimate beside its actual cost")
     .option('--json', 'the same as --format json (errors print as JSON too)')
     .addHelpText('after', HELP)
     .action(async (flags: CostFlags) => {
-      const format = flags.json ? 'json' : flags.format;
-      if (flags.json && flags.format !== 'table' && flags.format !== 'json') {
+      const format = flags.json ? 'json' : (flags.format ?? formatOfFile(flags.out) ?? 'table');
+      if (flags.json && flags.format !== undefined && flags.format !== 'json') {
         throw new UsageError(`--json and --format ${flags.format} ask for two formats`);
       }
       const { openStore } = await import('../../store/index.ts');
