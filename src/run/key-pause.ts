@@ -4,7 +4,9 @@
  * resumed later checks the key once with a free authenticated call (the active-crawls
  * listing) and lifts the pause when the key works again, instead of waiting behind it.
  */
+import { ForbiddenError, PaymentRequiredError, UnauthorizedError } from '../api/errors.ts';
 import type { ApiClient } from '../api/index.ts';
+import { type RetryOptions, withRetry } from '../crawls/retry.ts';
 import { HarvestError } from '../errors.ts';
 import { pausedReason, type Runtime } from './runtime.ts';
 
@@ -31,26 +33,44 @@ export type ProbeOutcome =
   | { kind: 'no-key'; pause: KeyPause };
 
 /**
- * When the queue is paused for the key: probes the key once and lifts the pause if it works.
- * Throws `API_KEY_REFUSED` (exit 3) with the service's answer when it still does not.
+ * When the queue is paused for the key: probes the key and lifts the pause if it works. A 408,
+ * a 429, a 5xx or a network fault says nothing of the key: the probe is tried again (a few
+ * times, as `harvest crawls` does). Throws `API_KEY_REFUSED` (exit 3) with the service's answer
+ * when the key is still refused (401, 402, 403), `API_KEY_UNCHECKED` (exit 3) when the service
+ * could not say.
  */
 export async function liftKeyPauseIfFixed(
   runtime: Runtime,
   client: ApiClient | undefined,
+  retry?: RetryOptions,
 ): Promise<ProbeOutcome> {
   const pause = await keyPause(runtime);
   if (!pause) return { kind: 'not-paused' };
   if (!client) return { kind: 'no-key', pause };
   try {
-    await client.activeCrawls({ version: 'v2' });
+    await withRetry(
+      (signal) => client.activeCrawls({ version: 'v2', ...(signal ? { signal } : {}) }),
+      retry,
+    );
   } catch (error) {
     const answer = error instanceof Error ? error.message : String(error);
-    throw new HarvestError(
-      'API_KEY_REFUSED',
-      `the search queue is paused for the API key (${pause.code}), and the key still does not work: ${answer}. ` +
-        'Fix HARVEST_API_KEY or the account, then run again.',
-      { exitCode: 3, cause: error },
-    );
+    const refused =
+      error instanceof UnauthorizedError ||
+      error instanceof PaymentRequiredError ||
+      error instanceof ForbiddenError;
+    throw refused
+      ? new HarvestError(
+          'API_KEY_REFUSED',
+          `the search queue is paused for the API key (${pause.code}), and the key still does not work: ${answer}. ` +
+            'Fix HARVEST_API_KEY or the account, then run again.',
+          { exitCode: 3, cause: error },
+        )
+      : new HarvestError(
+          'API_KEY_UNCHECKED',
+          `the search queue is paused for the API key (${pause.code}), and the key could not be checked: ${answer}. ` +
+            'Run again to check it once more.',
+          { exitCode: 3, cause: error },
+        );
   }
   await runtime.searchQueue.resume();
   await runtime.redis.del(runtime.keys.pausedReason);

@@ -212,6 +212,17 @@ describe('run control', () => {
     expect(refused.stderr).toContain('the key still does not work');
     expect(h.runtime.store.runs.list()).toHaveLength(1);
 
+    // A 408 says nothing of the key: the check is tried again, and when the service cannot
+    // answer at all the run is not started, without blaming the key.
+    h.sandbox.control.setFaults({ timeout408: 1 });
+    const unchecked = await runCli(['run', file, '--wait'], h.settings);
+    expect(unchecked.code).toBe(3);
+    expect(unchecked.stderr).toContain('the key could not be checked');
+    expect(unchecked.stderr).not.toContain('still does not work');
+    expect(h.sandbox.ledger().teams.sandbox?.calls['408']).toBe(4);
+    h.sandbox.control.setFaults({});
+    expect(h.runtime.store.runs.list()).toHaveLength(1);
+
     const fixed = await runCli(['run', file, '--local'], h.settings);
     expect(fixed.stderr).toContain('the API key works again');
     expect(fixed.code).toBe(0);
