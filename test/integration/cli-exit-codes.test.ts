@@ -61,7 +61,12 @@ function expectOneLine(stderr: string): void {
 
 describe('exit codes, command by command', () => {
   it('a reader that goes away (| head) ends a command quietly, with its own exit code', async () => {
-    for (const args of [['schema'], ['--help'], ['validate', file('good.yaml', GOOD)], ['status']]) {
+    for (const args of [
+      ['schema'],
+      ['--help'],
+      ['validate', file('good.yaml', GOOD)],
+      ['status'],
+    ]) {
       const p = spawnCli(args, settings);
       // The reading end is closed before the command writes: every write then fails (EPIPE).
       p.child.stdout?.destroy();
