@@ -33,6 +33,24 @@ export interface StoreProcessorOptions {
   batchJobs?: number;
   /** Default STORE_BATCH_WINDOW_MS. */
   windowMs?: number;
+  /**
+   * Whether this database has the run. Events of a run it lacks are kept all the same, and
+   * said once per run: the run was started against another database (`harvest run` and the
+   * worker with different HARVEST_DB or HARVEST_DATA_DIR on one queue prefix).
+   */
+  hasRun?: (runId: string) => boolean;
+  /** The database, to name in that warning. */
+  dbPath?: string;
+}
+
+/** Run ids the events name (events are validated by the writer; only the field is read). */
+function runIdsOf(events: readonly unknown[]): Set<string> {
+  const ids = new Set<string>();
+  for (const e of events) {
+    const runId = (e as { runId?: unknown } | null)?.runId;
+    if (typeof runId === 'string') ids.add(runId);
+  }
+  return ids;
 }
 
 export function createStoreProcessor(
@@ -44,6 +62,26 @@ export function createStoreProcessor(
   const windowMs = options.windowMs ?? STORE_BATCH_WINDOW_MS;
   let pending: Pending[] = [];
   let timer: NodeJS.Timeout | undefined;
+  const knownRuns = new Set<string>();
+  const foreignRuns = new Set<string>();
+
+  function warnOfForeignRuns(events: readonly unknown[]): void {
+    if (!options.hasRun) return;
+    for (const runId of runIdsOf(events)) {
+      if (knownRuns.has(runId) || foreignRuns.has(runId)) continue;
+      if (options.hasRun(runId)) {
+        knownRuns.add(runId);
+        continue;
+      }
+      foreignRuns.add(runId);
+      logger.warn(
+        { runId, db: options.dbPath },
+        `run ${runId} is not in this worker's database: it was started against another one ` +
+          '(HARVEST_DB or HARVEST_DATA_DIR differ between `harvest run` and this worker on the same ' +
+          'HARVEST_PREFIX); its calls and results are kept here, and `harvest status` there will not see them',
+      );
+    }
+  }
 
   async function flush(): Promise<void> {
     clearTimeout(timer);
@@ -51,6 +89,7 @@ export function createStoreProcessor(
     const batch = pending;
     pending = [];
     const events = batch.flatMap((p) => p.events);
+    warnOfForeignRuns(events);
     let rejectedAll: RejectedEvent[];
     try {
       rejectedAll = await writer.write(events);

@@ -23,7 +23,11 @@ export async function startStoreRole(
   if (!writer || !store) throw new Error('the store role needs the database');
   const redriven = await redriveFailedStoreJobs(ctx.storeQueue);
   if (redriven > 0) log.warn({ jobs: redriven }, 'store jobs that had failed for good are retried');
-  const worker = new Worker(QUEUES.store, createStoreProcessor(writer, log), {
+  const processor = createStoreProcessor(writer, log, {
+    hasRun: (runId) => store.runs.get(runId) !== undefined,
+    dbPath: store.path,
+  });
+  const worker = new Worker(QUEUES.store, processor, {
     connection: ctx.connection,
     prefix: ctx.prefix,
     // Jobs in hand at once; those that arrive together share one transaction.

@@ -61,6 +61,27 @@ describe('store processor', () => {
     expect(store.tasks.counts(runId).running).toBe(1);
   });
 
+  it('keeps the events of a run this database lacks, and says so once per run', async () => {
+    const store = stores.open();
+    const { runId } = seedRun(store, { taskCount: 1 });
+    const { logger, lines } = capturedLogger();
+    const process = createStoreProcessor(directWriter(store), logger, {
+      batchJobs: 1,
+      windowMs: 5,
+      hasRun: (id) => store.runs.get(id) !== undefined,
+      dbPath: store.path,
+    });
+    await process(job('j1', [callEvent(runId, 't0'), callEvent('elsewhere', 't0')]));
+    await process(job('j2', [callEvent('elsewhere', 't1', { startedAt: T0 + 1 })]));
+    const warned = lines.filter((l) => l.runId === 'elsewhere');
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toMatchObject({ level: 40, db: store.path });
+    expect(String(warned[0]?.msg)).toContain('started against another');
+    expect(lines.filter((l) => l.runId === runId)).toEqual([]);
+    // Kept all the same: nothing the service billed is dropped.
+    expect(store.calls.totals('elsewhere').calls).toBe(2);
+  });
+
   it('names rejected events by their job and their index within it', async () => {
     const store = stores.open();
     const { runId } = seedRun(store, { taskCount: 2 });
