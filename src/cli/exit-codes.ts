@@ -30,8 +30,10 @@ Exit codes:
   0  done as asked
   1  a checker found problems (validate, media verify), a run finished with failed tasks,
      or an unexpected error
-  2  bad input: a flag, a file, a pipeline given to plan or run, a setting, an API 400
+  2  bad input: a flag, a file, a pipeline given to plan, run or schedule apply that does not
+     validate, a setting, an API 400, an unknown run
   3  the environment refused: the API key (401) or its credits (402), Redis or the API not
      reachable, the database unusable (read-only, locked, not a database), a port in use
-  4  not finished: a run paused, interrupted (Ctrl-C of run --wait), cancelled; a forced stop
+  4  not finished: a run paused, interrupted (Ctrl-C of run --wait or --local), cancelled, or
+     whose jobs Redis lost; a forced stop (a second Ctrl-C)
 With --json, errors too are JSON on stdout: {"ok": false, "error": {"code", "message", "exitCode"}}.`;

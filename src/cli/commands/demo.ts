@@ -20,10 +20,11 @@ export function registerDemo(program: Command, ctx: CommandContext): void {
   program
     .command('demo')
     .description('Run an example pipeline end to end against the built-in sandbox (offline).')
-    .argument('[file]', 'pipeline to run', path.relative(process.cwd(), EXAMPLE))
+    .argument('[file]', "pipeline to run (default: harvest's pipelines/demo.yaml)")
     .option('-c, --concurrency <n>', 'searches in flight', positiveInt, 8)
     .addHelpText('after', '\nExamples:\n  npm start\n  harvest demo pipelines/bulk-dataset.yaml')
-    .action(async (file: string, opts: { concurrency: number }) => {
+    .action(async (given: string | undefined, opts: { concurrency: number }) => {
+      const file = given ?? EXAMPLE;
       const base = ctx.settings();
       await assertRedisReachable(base.redisUrl);
       // Loaded here: the sandbox (Fastify and all) weighs on every other command's memory.

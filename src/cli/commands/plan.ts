@@ -102,6 +102,10 @@ export function registerPlan(program: Command, _ctx: CommandContext): void {
     .argument('<file>', 'pipeline file')
     .option('--json', 'print JSON')
     .option('--limit <n>', 'tasks to list', parseLimit, 20)
+    .addHelpText(
+      'after',
+      '\nExamples:\n  harvest plan pipelines/bulk-dataset.yaml --limit 5\n  harvest plan news.yaml --json | jq .estimate',
+    )
     .action(async (file: string, options: { json?: boolean; limit: number }) => {
       const report = await planFile(file, options.limit);
       if (options.json) {

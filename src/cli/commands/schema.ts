@@ -12,6 +12,7 @@ export function registerSchema(program: Command, _ctx: CommandContext): void {
   program
     .command('schema')
     .description('Print the JSON Schema of pipeline files.')
+    .addHelpText('after', '\nExample:\n  harvest schema > pipeline.schema.json')
     .action(() => {
       process.stdout.write(pipelineSchemaText());
     });

@@ -82,6 +82,10 @@ export function registerValidate(program: Command, _ctx: CommandContext): void {
     .description('Check pipeline files; report every problem with file:line:column.')
     .argument('<paths...>', 'pipeline files or directories of *.yaml files')
     .option('--json', 'print a JSON report')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  harvest validate pipelines/\n  harvest validate news.yaml --json | jq .ok',
+    )
     .action(async (paths: string[], options: { json?: boolean }) => {
       const reports = await validateFiles(paths);
       if (options.json) {
