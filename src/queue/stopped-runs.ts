@@ -78,7 +78,25 @@ export class StoppedRuns {
  * window it fed before may still be queued (a queue paused for the API key, say).
  */
 export async function queuedTaskKeys(queue: Queue, runId: string): Promise<string[]> {
-  const ids = await queue.getRanges(['waiting', 'prioritized', 'delayed'], 0, -1);
+  return taskKeysIn(queue, runId, ['waiting', 'prioritized', 'delayed']);
+}
+
+/**
+ * Task keys of the run's jobs in Redis that have not finished: queued, or held by a worker. A
+ * resume adds none of these again: each is worked as it is, and one that finished between
+ * the resume's reading of SQLite and its adding (a finished job leaves Redis, so its id no
+ * longer stops a second one) would otherwise be searched, and billed, twice.
+ */
+export async function liveTaskKeys(queue: Queue, runId: string): Promise<Set<string>> {
+  return new Set(await taskKeysIn(queue, runId, ['waiting', 'prioritized', 'delayed', 'active']));
+}
+
+async function taskKeysIn(
+  queue: Queue,
+  runId: string,
+  states: Parameters<Queue['getRanges']>[0],
+): Promise<string[]> {
+  const ids = await queue.getRanges(states, 0, -1);
   const keys = new Set<string>();
   for (const id of ids) {
     const job = parseSearchJobId(id);

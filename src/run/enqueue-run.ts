@@ -59,6 +59,8 @@ export async function enqueueRun(
   runId: string,
   pipeline: Pipeline,
   signal?: AbortSignal,
+  /** Tasks whose jobs are in Redis already (`liveTaskKeys`, read before SQLite): not added. */
+  live: ReadonlySet<string> = new Set(),
 ): Promise<number> {
   const { store, searchQueue } = runtime;
   const policy = jobPolicyOf(pipeline);
@@ -72,6 +74,7 @@ export async function enqueueRun(
     const keys: string[] = [];
     const tasks = (function* () {
       for (const task of store.tasks.unfinished(runId)) {
+        if (live.has(task.key)) continue;
         keys.push(task.key);
         yield task;
       }
@@ -90,7 +93,9 @@ export async function enqueueRun(
     return unfinished;
   }
   const room = Math.max(0, runtime.settings.queueWindow - (await jobsInQueue(searchQueue)));
-  const first = room > 0 ? store.tasks.unfinishedAfter(runId, '', room) : [];
+  const first = (room > 0 ? store.tasks.unfinishedAfter(runId, '', room) : []).filter(
+    (task) => !live.has(task.key),
+  );
   const enqueued = await enqueueSearches(searchQueue, searchJobsOf(runId, first, policy), signal);
   // From the start again on a resume: tasks a stop took out of the queue come back.
   await feed.register(runId, {

@@ -19,7 +19,7 @@ import { Budget } from '../queue/budget.ts';
 import { removeFailedJobs } from '../queue/enqueue.ts';
 import { newRunId, searchJobId } from '../queue/names.ts';
 import { RateController } from '../queue/rate-controller.ts';
-import { StoppedRuns } from '../queue/stopped-runs.ts';
+import { liveTaskKeys, StoppedRuns } from '../queue/stopped-runs.ts';
 import { redriveFailedStoreJobs } from '../queue/store-sink.ts';
 import type { RunTrigger } from '../store/runs.ts';
 import { enqueueRun } from './enqueue-run.ts';
@@ -184,9 +184,9 @@ export interface ResumedRun {
  * was spent (a Redis that lost it starts again from there), and re-enqueues every task that
  * has not ended (with `retryFailed`, the failed ones too), within the queue window: a larger
  * run is fed again from its first unfinished task. `requeued` counts the tasks going again.
- * Jobs still in Redis are left as they are (job ids are derived from run id and task key, so
- * adding them again is harmless); the run's failed jobs are removed first, so that their ids
- * are free again.
+ * Jobs still in Redis, queued or held by a worker, are left as they are and not added again
+ * (`liveTaskKeys`: one that finished meanwhile would be searched twice); the run's failed
+ * jobs are removed first, so that their ids are free again.
  */
 export async function resumeRun(
   runtime: Runtime,
@@ -222,6 +222,9 @@ export async function resumeRun(
     await runtime.searchQueue.resume();
     await runtime.redis.del(runtime.keys.pausedReason);
   }
+  // Before the store backlog is committed and SQLite read: a job in Redis now is worked as it
+  // is; one not in Redis now, and finished, has its records in that backlog.
+  const live = await liveTaskKeys(runtime.searchQueue, runId);
   const redrivenStoreJobs = await redriveFailedStoreJobs(runtime.storeQueue);
   const committedStoreJobs = await commitStoreBacklog(runtime);
   const spent = store.calls.totals(runId).creditsUsed;
@@ -230,7 +233,7 @@ export async function resumeRun(
   // A failed job keeps its id taken; SQLite, not Redis, says which tasks are unfinished.
   await removeFailedJobs(runtime.searchQueue, runId);
   store.runs.setStatus(runId, 'running');
-  const requeued = await enqueueRun(runtime, runId, pipeline);
+  const requeued = await enqueueRun(runtime, runId, pipeline, undefined, live);
   // Pending media is queued again by a media role (jobs a lost Redis took with it included).
   const mediaRequeued = store.media.unqueuePending(runId);
   // Nothing was left to run (or it all ended meanwhile): nobody else would finish the run.
@@ -305,8 +308,9 @@ export async function requeueUnfinished(
   const run = runtime.store.runs.get(runId);
   if (run?.status !== 'queued' && run?.status !== 'running') return 0;
   runtime.store.runs.setStatus(runId, 'running');
+  const live = await liveTaskKeys(runtime.searchQueue, runId);
   await commitStoreBacklog(runtime);
-  const requeued = await enqueueRun(runtime, runId, pipeline);
+  const requeued = await enqueueRun(runtime, runId, pipeline, undefined, live);
   runtime.store.runs.finishIfDone(runId);
   return requeued;
 }

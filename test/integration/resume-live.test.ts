@@ -1,0 +1,62 @@
+/**
+ * `harvest run --resume` while workers are taking the run's jobs (the key pause lifted by the
+ * same command's probe, a `run --wait` Ctrl-C'd while other workers go on) adds none of the
+ * jobs that are in Redis: one that completes after SQLite was read has left Redis (completed
+ * search jobs are removed), so its id would no longer stop a second job, and the task would be
+ * searched, and billed, twice.
+ *
+ * In the CLI the time between reading the unfinished tasks and `addBulk` was ~700 ms (a cold
+ * process validating each job envelope); here the delay is made explicit around `addBulk`.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { resumeRun, startRun } from '../../src/run/start.ts';
+import { waitForRun } from '../../src/run/wait.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+const TASKS = 20;
+const PIPELINE = `name: resume-live
+searches:
+  - matrix:
+      n: [${Array.from({ length: TASKS }, (_, i) => i).join(', ')}]
+    query: "resume dup {n}"
+    limit: 2
+`;
+
+describe('resume during a live run', () => {
+  it('a resume never searches (and bills) a task a second time', async () => {
+    h = await startHarness({ sandbox: { latency: { minMs: 400, maxMs: 400 } } });
+    const file = h.writePipeline('dup', PIPELINE);
+    await h.startPool({ concurrency: TASKS });
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    // Every call in flight, none answered: SQLite holds every task as unfinished.
+    await sleep(100);
+
+    // The resume reads SQLite, then adds the jobs; meanwhile the calls in flight end and their
+    // jobs complete (and are removed from Redis).
+    const queue = h.runtime.searchQueue;
+    const addBulk = queue.addBulk.bind(queue);
+    queue.addBulk = (async (jobs: Parameters<typeof addBulk>[0]) => {
+      await sleep(800);
+      return addBulk(jobs);
+    }) as typeof queue.addBulk;
+    await resumeRun(h.runtime, runId, { logger: h.logger });
+    queue.addBulk = addBulk;
+
+    const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    await sleep(1500);
+    expect(final).toMatchObject({ status: 'completed', done: TASKS });
+    const team = h.sandbox.ledger().teams.sandbox!;
+    const stored = h.runtime.store.calls.summary(runId);
+    // What the service billed equals what harvest stored either way; the point is how many.
+    expect(stored.creditsUsed).toBe(team.creditsCharged);
+    // One search per task: nothing was called, and billed, twice.
+    expect(team.calls['200']).toBe(TASKS);
+  }, 60_000);
+});
