@@ -120,6 +120,26 @@ function pdfPagesBound(options: ScrapeOptions | undefined): number | undefined {
   return bound;
 }
 
+/**
+ * Whether a search asks for PDF results (`categories: [pdf]`) and scrapes them with no bound
+ * on their pages (PDF parsing on, no `maxPages`): each page of a PDF beyond its first costs a
+ * credit, so what it costs has no foreseeable bound. (Any search may find a PDF; one that asks
+ * for them finds mostly PDFs.)
+ */
+export function pdfPagesUnbounded(
+  request: Pick<CreditRequest, 'scrapeOptions'> & Pick<SearchRequest, 'categories'>,
+): boolean {
+  const asksForPdfs = (request.categories ?? []).some(
+    (c) => c === 'pdf' || (typeof c === 'object' && c.type === 'pdf'),
+  );
+  return (
+    asksForPdfs &&
+    formatsRequested(request) &&
+    pdfParsingEnabled(request.scrapeOptions) &&
+    pdfPagesBound(request.scrapeOptions) === undefined
+  );
+}
+
 /** Bounds of what a search can cost, before it runs. */
 export function estimateSearchCredits(
   request: CreditRequest & Pick<SearchRequest, 'limit' | 'sources'>,

@@ -5,6 +5,7 @@
  */
 import {
   hostedServiceWarnings,
+  pdfPagesUnbounded,
   type SearchRequest,
   SearchRequestObjectSchema,
   SearchRequestSchema,
@@ -142,6 +143,8 @@ export function parsePipeline(text: string, fileName: string): ValidationResult 
   // Expand, validate each search with the contract, normalise, find duplicates.
   const stats: PipelineStats = { items: rawItems.length, expanded: 0, unique: 0 };
   const mediaRequestedAt = new Map<MediaOption, Path>();
+  /** Where the first search whose PDF pages no bound limits gets its scrape options. */
+  let pdfUnboundedAt: Path | undefined;
   if (defaults.success && sizeFindings.length === 0) {
     // Each expanded search is checked as it is produced and then dropped: what is kept is one
     // entry per distinct request (its key, and where it was first expanded), findings and counts.
@@ -184,6 +187,9 @@ export function parsePipeline(text: string, fileName: string): ValidationResult 
             duplicates.set(id, { path, first: firstItem, count: 1, example });
           }
         }
+        if (pdfUnboundedAt === undefined && pdfPagesUnbounded(checked)) {
+          pdfUnboundedAt = originOf(search, item, defaults.data, ['scrapeOptions']);
+        }
         for (const { kind, at } of mediaFormats(search.request)) {
           if (!mediaRequestedAt.has(kind)) {
             mediaRequestedAt.set(kind, originOf(search, item, defaults.data, at));
@@ -205,6 +211,15 @@ export function parsePipeline(text: string, fileName: string): ValidationResult 
         message: `expands to ${what} the same request as ${earlier}${example}; planned once`,
       });
     }
+  }
+  const budget = isRecord(record.budget) ? record.budget : {};
+  if (pdfUnboundedAt !== undefined && typeof budget.maxCredits === 'number') {
+    findings.add({
+      code: 'BUDGET_PDF_PAGES_UNBOUNDED',
+      severity: 'warning',
+      path: ['budget', 'maxCredits'],
+      message: `a search (${pathToString(pdfUnboundedAt)}) asks for PDFs and scrapes them with no maxPages: each page beyond a PDF's first costs a credit no estimate foresees, so the run may spend past its budget; bound them with scrapeOptions.parsers: [{type: pdf, maxPages: N}]`,
+    });
   }
   if (media.success) {
     findings.addAll(mediaMatchesFormats(media.data, mediaRequestedAt));

@@ -97,6 +97,28 @@ describe('schema messages', () => {
 });
 
 describe('rules', () => {
+  it('a budget over searches that ask for PDFs with unbounded pages is warned about', () => {
+    const text = (parsers: string[], budget = true) =>
+      yaml([
+        'name: x',
+        'defaults:',
+        '  categories: [pdf]',
+        '  scrapeOptions:',
+        '    formats: [markdown]',
+        ...parsers,
+        'searches:',
+        '  - query: annual report',
+        ...(budget ? ['budget:', '  maxCredits: 40'] : []),
+      ]);
+    expect(messages(text([]))).toEqual([
+      "p.yaml:9:15 budget.maxCredits: warning: a search (defaults.scrapeOptions) asks for PDFs and scrapes them with no maxPages: each page beyond a PDF's first costs a credit no estimate foresees, so the run may spend past its budget; bound them with scrapeOptions.parsers: [{type: pdf, maxPages: N}]",
+    ]);
+    // Bounded pages, PDFs not parsed, or no budget: nothing to say.
+    expect(messages(text(['    parsers: [{type: pdf, maxPages: 5}]']))).toEqual([]);
+    expect(messages(text(['    parsers: []']))).toEqual([]);
+    expect(messages(text([], false))).toEqual([]);
+  });
+
   it('domainsExclusive: points at excludeDomains, even when it comes from defaults', () => {
     const text = yaml([
       'name: x',
