@@ -2,30 +2,19 @@
  * Export filters that exclude each other are refused, `--unique-urls` keeps the row that saw a
  * URL first, and a retry or re-issue of unknown cost is shown as unknown, never as zero credits.
  */
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { formatMediaCounts } from '../../../src/cli/media-command.ts';
 import { buildCostReport } from '../../../src/report/costs/build.ts';
 import { renderTable } from '../../../src/report/costs/text.ts';
 import { type ExportOptions, runExport } from '../../../src/report/export/run-export.ts';
 import type { Store } from '../../../src/store/index.ts';
+import { textSink } from '../../helpers/text-sink.ts';
 import { callEvent, resultsEvent, seedRun, useTempStores, webItem } from '../store/helpers.ts';
 
 const T0 = Date.UTC(2025, 0, 2, 9);
 
-function sink(): Writable & { text(): string } {
-  let text = '';
-  const w = new Writable({
-    write(chunk, _enc, done) {
-      text += String(chunk);
-      done();
-    },
-  });
-  return Object.assign(w, { text: () => text });
-}
-
 async function exportText(store: Store, options: Partial<ExportOptions>): Promise<string> {
-  const out = sink();
+  const out = textSink();
   await runExport(store, { format: 'csv', readerThreads: 0, ...options }, { stdout: out });
   return out.text();
 }
@@ -46,7 +35,7 @@ describe('export filters', () => {
     const viaPipeline = await runExport(
       store,
       { format: 'csv', pipelineName: 'alpha', onlyNew: true, sinceRunId: 'b1' },
-      { stdout: sink() },
+      { stdout: textSink() },
     ).then(
       () => undefined,
       (e: { exitCode?: number }) => e,
@@ -57,7 +46,7 @@ describe('export filters', () => {
     const viaRun = await runExport(
       store,
       { format: 'csv', runId: 'a1', onlyNew: true, sinceRunId: 'b1', fields: ['run_id', 'url'] },
-      { stdout: sink() },
+      { stdout: textSink() },
     ).then(
       (summary) => ({ rows: summary.rows }),
       (e: { exitCode?: number }) => e,

@@ -8,20 +8,10 @@ import { parseSince } from '../../../src/cli/flags.ts';
 import { createParquetEncoder } from '../../../src/report/export/parquet.ts';
 import { type ExportOptions, runExport } from '../../../src/report/export/run-export.ts';
 import { type PageBounds, RESULT_COLUMNS, type Store } from '../../../src/store/index.ts';
+import { textSink } from '../../helpers/text-sink.ts';
 import { resultsEvent, seedRun, useTempStores, webItem } from '../store/helpers.ts';
 
 const T0 = Date.UTC(2025, 0, 2, 9);
-
-function sink(): Writable & { text(): string } {
-  let text = '';
-  const w = new Writable({
-    write(chunk, _enc, done) {
-      text += String(chunk);
-      done();
-    },
-  });
-  return Object.assign(w, { text: () => text });
-}
 
 describe('runExport', () => {
   const stores = useTempStores();
@@ -34,7 +24,11 @@ describe('runExport', () => {
   }
 
   async function rejects(store: Store, options: Partial<ExportOptions>, dir?: string) {
-    const error = await runExport(store, { format: 'jsonl', ...options }, { stdout: sink() }).then(
+    const error = await runExport(
+      store,
+      { format: 'jsonl', ...options },
+      { stdout: textSink() },
+    ).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -118,7 +112,7 @@ describe('runExport', () => {
       },
     };
     await expect(
-      runExport(failing, { format: 'jsonl', out, batchRows: 1 }, { stdout: sink() }),
+      runExport(failing, { format: 'jsonl', out, batchRows: 1 }, { stdout: textSink() }),
     ).rejects.toThrow('malformed');
     expect(fs.readdirSync(dir)).toEqual(['results.jsonl']);
     expect(fs.readFileSync(out, 'utf8')).toBe('the previous export\n');
@@ -126,7 +120,7 @@ describe('runExport', () => {
 
   it('streams to stdout and reports progress', async () => {
     const store = seeded();
-    const out = sink();
+    const out = textSink();
     const seen: string[] = [];
     const summary = await runExport(
       store,
@@ -285,7 +279,7 @@ describe('reader threads', () => {
       const a = await runExport(
         store,
         { format: 'jsonl', ...options, out: one, readerThreads: 0 },
-        { stdout: sink() },
+        { stdout: textSink() },
       );
       const b = await runExport(
         counting,
@@ -297,7 +291,7 @@ describe('reader threads', () => {
           firstPageRows: 7,
           pageRows: 5,
         },
-        { stdout: sink() },
+        { stdout: textSink() },
       );
       expect(b.rows).toBe(a.rows);
       expect(a.rows, JSON.stringify(options)).toBeGreaterThan(7);
@@ -338,7 +332,7 @@ describe('reader threads', () => {
       runExport(
         counting,
         { format: 'csv', out, readerThreads: 2, firstPageRows: 7, pageRows: 5 },
-        { stdout: sink() },
+        { stdout: textSink() },
       ),
     ).rejects.toThrow('database disk image is malformed');
     // This thread read only the first page: the error came from a reader thread.
@@ -366,7 +360,7 @@ describe('reader threads', () => {
           rowGroupRows: 10,
           ...(paged ? { readerThreads: 2, firstPageRows: 7 } : { readerThreads: 0 }),
         },
-        { stdout: sink() },
+        { stdout: textSink() },
       );
       expect(summary.rows).toBe(2 * 7 * 9 + 1);
       files.push(fs.readFileSync(out));
@@ -404,7 +398,7 @@ describe('reader threads', () => {
       runExport(
         counting,
         { format: 'parquet', out, readerThreads: 1, firstPageRows: 7, rowGroupRows: 10 },
-        { stdout: sink() },
+        { stdout: textSink() },
       ),
     ).rejects.toThrow('database disk image is malformed');
     expect(counting.pagesRead).toBe(0);
@@ -420,7 +414,7 @@ describe('reader threads', () => {
       const summary = await runExport(
         store,
         { format: 'parquet', out, parquetThread, rowGroupRows: 10 },
-        { stdout: sink() },
+        { stdout: textSink() },
       );
       expect(summary.rows).toBe(2 * 7 * 9);
       files.push(fs.readFileSync(out));
