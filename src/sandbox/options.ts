@@ -156,8 +156,12 @@ export function normaliseFaults(faults: FaultRates = {}): Required<FaultRates> {
     malformed: faults.malformed ?? 0,
     drop: faults.drop ?? 0,
   };
+  // Named as --faults writes them (408=..., 500=...).
+  const flagName: Record<string, string> = { timeout408: '408', error500: '500' };
   for (const [name, p] of Object.entries(out)) {
-    if (!(p >= 0 && p <= 1)) throw new UsageError(`fault probability ${name} must be in 0..1`);
+    if (!(p >= 0 && p <= 1)) {
+      throw new UsageError(`fault probability ${flagName[name] ?? name} must be in 0..1`);
+    }
   }
   if (out.timeout408 + out.error500 + out.malformed + out.drop > 1) {
     throw new UsageError('fault probabilities must add up to at most 1');

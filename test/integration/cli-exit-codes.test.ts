@@ -104,6 +104,10 @@ describe('exit codes, command by command', () => {
     expect(JSON.parse(plan.stdout).error.code).toBe('PIPELINE_INVALID');
     expect((await runCli(['run', bad], settings)).code).toBe(2);
     expect((await runCli(['run'], settings)).code).toBe(2);
+    // The demo says so before it starts a sandbox for it.
+    const demo = await runCli(['demo', bad], settings);
+    expect(demo.code).toBe(2);
+    expect(demo.stderr).not.toContain('sandbox listening');
     expect((await runCli(['schema'], settings)).code).toBe(0);
   });
 
@@ -119,6 +123,14 @@ describe('exit codes, command by command', () => {
       const r = await runCli(args, settings);
       expect({ args, code: r.code }).toEqual({ args, code: 2 });
     }
+    // Named as the user wrote them, with a suggestion for a near miss.
+    const role = await runCli(['worker', '--roles', 'serch'], settings);
+    expect(role.stderr).toContain('unknown role "serch"; did you mean "search"?');
+    const fault = await runCli(['sandbox', '--faults', '408=2'], settings);
+    expect({ code: fault.code, stderr: fault.stderr.trim() }).toEqual({
+      code: 2,
+      stderr: 'harvest: fault probability 408 must be in 0..1',
+    });
   });
 
   it('status before any run: no runs yet (0); an unknown run or database: 2', async () => {

@@ -25,6 +25,9 @@ export function registerDemo(program: Command, ctx: CommandContext): void {
     .addHelpText('after', '\nExamples:\n  npm start\n  harvest demo pipelines/bulk-dataset.yaml')
     .action(async (given: string | undefined, opts: { concurrency: number }) => {
       const file = given ?? EXAMPLE;
+      // A pipeline that cannot run is said before a sandbox and workers are started for it.
+      const { loadValidPipeline } = await import('../../run/start.ts');
+      await loadValidPipeline(file);
       const base = ctx.settings();
       await assertRedisReachable(base.redisUrl);
       // Loaded here: the sandbox (Fastify and all) weighs on every other command's memory.

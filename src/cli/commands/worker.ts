@@ -3,6 +3,7 @@ import { setFlagsFromString } from 'node:v8';
 import { type Command, InvalidArgumentError } from 'commander';
 import { createLogger } from '../../log.ts';
 import type { ServedMetrics } from '../../metrics/index.ts';
+import { suggestionSuffix } from '../../pipeline/issues.ts';
 import { assertRedisReachable } from '../../queue/connection.ts';
 import { openStore } from '../../store/index.ts';
 import { startLocalPool } from '../../worker/local.ts';
@@ -36,7 +37,8 @@ function parseRoles(value: string): Role[] {
   const roles = value.split(',').map((r) => r.trim());
   for (const r of roles) {
     if (!ROLES.includes(r as Role)) {
-      throw new InvalidArgumentError(`unknown role "${r}" (roles: ${ROLES.join(', ')})`);
+      const hint = suggestionSuffix(r, ROLES);
+      throw new InvalidArgumentError(`unknown role "${r}"${hint} (roles: ${ROLES.join(', ')})`);
     }
   }
   return roles as Role[];
