@@ -168,6 +168,12 @@ class RunSession {
       this.#runId = resumed.runId;
       if (resumed.retried > 0)
         process.stderr.write(`${resumed.retried} failed tasks enqueued again\n`);
+      const failed = this.#runtime.store.tasks.counts(resumed.runId).failed;
+      if (!this.#opts.retryFailed && failed > 0) {
+        process.stderr.write(
+          `${failed} failed tasks stay failed: \`harvest run --resume ${resumed.runId} --retry-failed\` tries them again\n`,
+        );
+      }
       if (resumed.redrivenStoreJobs > 0) {
         process.stderr.write(
           `${resumed.redrivenStoreJobs} batches of records waiting for the database were sent back to the store queue\n`,

@@ -169,6 +169,9 @@ describe('run control', () => {
     const plain = await runCli(['run', '--resume', runId, '--local'], h.settings);
     expect(plain.code).toBe(1);
     expect(h.runtime.store.tasks.counts(runId).failed).toBe(12);
+    expect(plain.stderr).toContain(
+      `12 failed tasks stay failed: \`harvest run --resume ${runId} --retry-failed\``,
+    );
 
     const retried = await runCli(
       ['run', '--resume', runId, '--retry-failed', '--local'],
