@@ -104,6 +104,9 @@ describe('exit codes, command by command', () => {
     expect(JSON.parse(plan.stdout).error.code).toBe('PIPELINE_INVALID');
     expect((await runCli(['run', bad], settings)).code).toBe(2);
     expect((await runCli(['run'], settings)).code).toBe(2);
+    const workersElsewhere = await runCli(['run', file('good.yaml', GOOD), '-c', '4'], settings);
+    expect(workersElsewhere.code).toBe(2);
+    expect(workersElsewhere.stderr).toContain('-c goes with --local');
     // The demo says so before it starts a sandbox for it.
     const demo = await runCli(['demo', bad], settings);
     expect(demo.code).toBe(2);

@@ -68,6 +68,11 @@ Examples:
         throw new UsageError('give either a pipeline file or --resume RUN, not both');
       if (opts.retryFailed && !opts.resume)
         throw new UsageError('--retry-failed goes with --resume RUN');
+      if (opts.concurrency !== undefined && !opts.local) {
+        throw new UsageError(
+          "-c goes with --local (workers elsewhere take theirs from `harvest worker -c`; a run's own limit is its pipeline's run.concurrency)",
+        );
+      }
       const { runCommand } = await import('../run-command.ts');
       process.exitCode = await runCommand(ctx, file, opts);
     });
