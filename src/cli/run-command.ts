@@ -202,7 +202,9 @@ class RunSession {
     const watch = await this.#watchRedis();
     // A local pool feeds the run itself (its store role).
     if (!this.#opts.local) this.#feeder = this.#startFeeder();
+    const since = Date.now();
     let final = await waitForRun(this.#runtime, runId, {
+      since,
       signal: this.#stopWaiting.signal,
       noWorkerAfterMs: this.#opts.local ? undefined : NO_WORKER_NOTICE_MS,
       // A local pool saves the run's media too: the run is done once its media is.
@@ -223,7 +225,7 @@ class RunSession {
       // The stop marks the run interrupted at once, which ends the wait, while the calls in
       // flight are still being recorded as the pool closes: the summary waits for them.
       await this.#interrupting;
-      final = await waitForRun(this.#runtime, runId, { signal: AbortSignal.abort() });
+      final = await waitForRun(this.#runtime, runId, { since, signal: AbortSignal.abort() });
     }
     if (this.#opts.json) process.stdout.write(`${JSON.stringify(final, null, 2)}\n`);
     else process.stdout.write(`${formatSummary(final, this.#settings.dbPath)}\n`);

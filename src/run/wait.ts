@@ -44,6 +44,8 @@ export interface WaitOptions {
    * Default false: the run's end is its tasks' end, and media goes on in the workers.
    */
   waitForMedia?: boolean;
+  /** When following the run began, ms since the epoch: `elapsedMs` counts from it. Default now. */
+  since?: number;
 }
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
@@ -56,7 +58,7 @@ export async function waitForRun(
   runId: string,
   options: WaitOptions = {},
 ): Promise<Progress> {
-  const startedAt = Date.now();
+  const startedAt = options.since ?? Date.now();
   const samples: { at: number; ended: number }[] = [];
   let lastWorkerSeen = startedAt;
   let lastWorkerCheck = 0;

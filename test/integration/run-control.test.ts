@@ -79,6 +79,9 @@ describe('run control', () => {
       calls: store.calls.totals(runA).calls,
       creditsUsed: store.calls.totals(runA).creditsUsed,
     });
+    // Its time is how long it was followed (4 tasks of 150-300 ms each, at least), not the
+    // moment the summary was read.
+    expect(JSON.parse(a.stdout()).elapsedMs).toBeGreaterThanOrEqual(150);
     // None of its unfinished tasks has a job waiting in the queue.
     const jobs = await h.runtime.searchQueue.getJobs(['waiting', 'delayed', 'prioritized']);
     expect(jobs.filter((j) => j.id?.startsWith(`${runA}.`))).toEqual([]);
