@@ -124,7 +124,7 @@ export function createResultsTable(db: Database): ResultsTable {
        item_json, search_id, call_id, first_seen_at, fetched_at, seen_id)
      VALUES (@runId, @taskKey, @source, @position, @url, @title, @description, @category,
        @markdown, @html, @rawHtml, @linksJson, @screenshotUrl, @audioUrl, @videoUrl,
-       @metadataJson, @itemJson, @searchId, @callId, @fetchedAt, @fetchedAt, @seenId)
+       @metadataJson, @itemJson, @searchId, @callId, @firstSeenAt, @fetchedAt, @seenId)
      ON CONFLICT (run_id, task_key, source, position) DO UPDATE SET
        url = excluded.url, title = excluded.title, description = excluded.description,
        category = excluded.category, markdown = excluded.markdown, html = excluded.html,
@@ -132,10 +132,15 @@ export function createResultsTable(db: Database): ResultsTable {
        screenshot_url = excluded.screenshot_url, audio_url = excluded.audio_url,
        video_url = excluded.video_url, metadata_json = excluded.metadata_json,
        item_json = excluded.item_json, search_id = excluded.search_id, call_id = excluded.call_id,
-       first_seen_at = CASE WHEN url IS excluded.url THEN MIN(first_seen_at, excluded.first_seen_at)
-         ELSE excluded.first_seen_at END,
+       first_seen_at = excluded.first_seen_at,
        fetched_at = excluded.fetched_at,
        seen_id = excluded.seen_id`,
+  );
+  // When the task first answered each URL it holds (a later answer may move a URL to another
+  // position, or put another URL where it was).
+  const seenInTask = db.prepare<[string, string], { url: string; at: number }>(
+    `SELECT url, MIN(first_seen_at) AS at FROM results
+     WHERE run_id = ? AND task_key = ? AND url IS NOT NULL GROUP BY url`,
   );
   const dropOlder = db.prepare<[string, string, number]>(
     'DELETE FROM results WHERE run_id = ? AND task_key = ? AND fetched_at < ?',
@@ -181,8 +186,16 @@ export function createResultsTable(db: Database): ResultsTable {
       const stored = latest.get(task);
       if (stored != null && stored > e.fetchedAt) return { written: 0, stale: true };
       noteLatest.run({ ...task, fetchedAt: e.fetchedAt });
+      // A row's first_seen_at: when this task first answered its URL (read only for a task
+      // answered before: a first answer sees everything now).
+      const before =
+        stored == null
+          ? undefined
+          : new Map(seenInTask.all(e.runId, e.taskKey).map((r) => [r.url, r.at]));
       for (const [index, { source, position, item }] of e.items.entries()) {
+        const earlier = typeof item.url === 'string' ? before?.get(item.url) : undefined;
         upsert.run({
+          firstSeenAt: earlier === undefined ? e.fetchedAt : Math.min(earlier, e.fetchedAt),
           runId: e.runId,
           taskKey: e.taskKey,
           source,

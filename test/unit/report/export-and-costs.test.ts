@@ -76,6 +76,25 @@ describe('export filters', () => {
         `t1,${Y},${new Date(T0 + 2).toISOString()},${new Date(T0 + 2).toISOString()}\r\n`,
     );
   });
+  it('--unique-urls keeps the task that saw a URL first when its later answer reorders it', async () => {
+    const store = stores.open({ now: () => T0 });
+    seedRun(store, { runId: 'r', taskCount: 2 });
+    const X = 'https://example.com/x';
+    const Y = 'https://example.com/y';
+    store.applyEvents([
+      // t0 answers X, Y (T0+1); t1 answers Y (T0+2); t0 again (T0+3) answers Y, X.
+      resultsEvent('r', 't0', [webItem(1, { url: X }), webItem(2, { url: Y })], {
+        fetchedAt: T0 + 1,
+      }),
+      resultsEvent('r', 't1', [webItem(3, { url: Y })], { fetchedAt: T0 + 2 }),
+      resultsEvent('r', 't0', [webItem(4, { url: Y }), webItem(5, { url: X })], {
+        fetchedAt: T0 + 3,
+      }),
+    ]);
+    const csv = await exportText(store, { uniqueUrls: true, fields: ['task_key', 'url'] });
+    // t0 saw Y at T0+1, and still has it, before t1 saw it at T0+2.
+    expect(csv).toBe(`task_key,url\r\nt0,${Y}\r\nt0,${X}\r\n`);
+  });
 });
 
 describe('unknown costs are not shown as zero', () => {
