@@ -97,6 +97,11 @@ export interface HarvestKeys {
    * the holder lets go of it between two rounds.
    */
   readonly feederWant: string;
+  /**
+   * Set with TTL, per fed run: task keys whose jobs were in Redis when the run was resumed,
+   * which its feeder does not add again (src/run/enqueue-run.ts).
+   */
+  feedLive(runId: string): string;
   /** Pattern matching every key harvest owns under this prefix (for cleanup in tests). */
   readonly pattern: string;
 }
@@ -118,6 +123,7 @@ export function harvestKeys(prefix: string): HarvestKeys {
     feed: `${base}:feed`,
     feederLease: `${base}:feeder-lease`,
     feederWant: `${base}:feeder-want`,
+    feedLive: (runId) => `${base}:feed-live:${runId}`,
     pattern: `${prefix}:*`,
   };
 }

@@ -13,6 +13,9 @@ import type { SearchJobData } from '../queue/job-data.ts';
 import type { UnfinishedTask } from '../store/tasks.ts';
 import type { Runtime } from './runtime.ts';
 
+/** How long a resumed fed run's set of live task keys is kept, in ms (a day). */
+const FEED_LIVE_TTL_MS = 24 * 3600 * 1000;
+
 /** Attempts per task when the pipeline does not say. */
 export const DEFAULT_MAX_ATTEMPTS = 5;
 
@@ -93,6 +96,16 @@ export async function enqueueRun(
     return unfinished;
   }
   const room = Math.max(0, runtime.settings.queueWindow - (await jobsInQueue(searchQueue)));
+  // The feeder reads SQLite later, from the first task again: it must not add the tasks whose
+  // jobs were live at a resume either (one finished since has left Redis while its records may
+  // still wait in the store queue). Kept a day at most; a later resume replaces the set.
+  const liveKey = runtime.keys.feedLive(runId);
+  await runtime.redis.del(liveKey);
+  const liveKeys = [...live];
+  for (let i = 0; i < liveKeys.length; i += 1000) {
+    await runtime.redis.sadd(liveKey, ...liveKeys.slice(i, i + 1000));
+  }
+  if (liveKeys.length > 0) await runtime.redis.pexpire(liveKey, FEED_LIVE_TTL_MS);
   const first = (room > 0 ? store.tasks.unfinishedAfter(runId, '', room) : []).filter(
     (task) => !live.has(task.key),
   );

@@ -142,7 +142,16 @@ export class Feeder {
     while (fed < room && !this.#stopped) {
       const want = Math.min(room - fed, FEED_PAGE);
       const tasks = store.tasks.unfinishedAfter(runId, current.entry.after, want);
-      const jobs = [...searchJobsOf(runId, tasks, current.entry)].map(searchJob);
+      // Tasks whose jobs were live when the run was resumed are worked as they are.
+      const live =
+        tasks.length === 0
+          ? []
+          : await this.#deps.redis.smismember(
+              this.#deps.keys.feedLive(runId),
+              ...tasks.map((t) => t.key),
+            );
+      const toAdd = tasks.filter((_, i) => live[i] !== 1);
+      const jobs = [...searchJobsOf(runId, toAdd, current.entry)].map(searchJob);
       const last = tasks.at(-1);
       // Fewer than asked for: the run's last tasks are in the queue, and its feeding ends.
       const next = tasks.length < want || !last ? undefined : { ...current.entry, after: last.key };
