@@ -143,7 +143,13 @@ class RunSession {
     const { apiKey, apiUrl } = this.#settings;
     const client = apiKey ? createApiClient({ baseUrl: apiUrl, apiKey }) : undefined;
     try {
-      const probe = await liftKeyPauseIfFixed(this.#runtime, client);
+      const probe = await liftKeyPauseIfFixed(this.#runtime, client, {
+        // Said as it happens: the check may wait for the service a while.
+        onRetry: ({ error, attempt, maxAttempts, waitMs }) =>
+          process.stderr.write(
+            `checking the API key: ${error.message}; again in ${(waitMs / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${maxAttempts})\n`,
+          ),
+      });
       if (probe.kind === 'lifted') {
         process.stderr.write(`the API key works again: the search queue is resumed\n`);
       } else if (probe.kind === 'no-key') {

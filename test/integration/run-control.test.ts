@@ -211,6 +211,7 @@ describe('run control', () => {
     const unchecked = await runCli(['run', file, '--wait'], h.settings);
     expect(unchecked.code).toBe(3);
     expect(unchecked.stderr).toContain('the key could not be checked');
+    expect(unchecked.stderr).toContain('checking the API key: ');
     expect(unchecked.stderr).not.toContain('still does not work');
     expect(h.sandbox.ledger().teams.sandbox?.calls['408']).toBe(4);
     h.sandbox.control.setFaults({});
