@@ -1,19 +1,21 @@
 /** `harvest report costs`: credits from stored calls, grouped, as a table, JSON, CSV or HTML. */
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
+import { formatByExtension } from '../../report/export/formats.ts';
 import { COST_GROUPS, type CostGroup } from '../../store/cost-report.ts';
 import type { CommandContext } from '../context.ts';
 import { oneOf, parseSince } from '../flags.ts';
 
 const FORMATS = ['table', 'json', 'csv', 'html'] as const;
 
-/** The format a file name's extension names (`costs.csv`), as `export` reads it. */
-function formatOfFile(file: string | undefined): (typeof FORMATS)[number] | undefined {
-  const ext = file?.toLowerCase().match(/\.([a-z]+)$/)?.[1];
-  if (ext === 'htm') return 'html';
-  if (ext === 'txt') return 'table';
-  return FORMATS.find((f) => f === ext && f !== 'table');
-}
+/** The format `--out`'s extension names (`costs.csv`), read as `export` reads its own. */
+const BY_EXTENSION: Record<string, (typeof FORMATS)[number]> = {
+  '.json': 'json',
+  '.csv': 'csv',
+  '.html': 'html',
+  '.htm': 'html',
+  '.txt': 'table',
+};
 
 interface CostFlags {
   by?: CostGroup;
@@ -65,7 +67,8 @@ export function registerReport(program: Command, ctx: CommandContext): void {
     .option('--json', 'the same as --format json (errors print as JSON too)')
     .addHelpText('after', HELP)
     .action(async (flags: CostFlags) => {
-      const format = flags.json ? 'json' : (flags.format ?? formatOfFile(flags.out) ?? 'table');
+      const fromFile = flags.out ? formatByExtension(flags.out, BY_EXTENSION) : undefined;
+      const format = flags.json ? 'json' : (flags.format ?? fromFile ?? 'table');
       if (flags.json && flags.format !== undefined && flags.format !== 'json') {
         throw new UsageError(`--json and --format ${flags.format} ask for two formats`);
       }

@@ -9,8 +9,13 @@ const BY_EXTENSION: Record<string, ExportFormat> = {
   '.parquet': 'parquet',
 };
 
-/** The format a file name's extension names, if any. */
-export function formatOfFile(file: string): ExportFormat | undefined {
+/** The format a file name's extension (`.csv`, any case) names in `byExtension`, if any. */
+export function formatByExtension<F>(file: string, byExtension: Record<string, F>): F | undefined {
   const dot = file.lastIndexOf('.');
-  return dot < 0 ? undefined : BY_EXTENSION[file.slice(dot).toLowerCase()];
+  return dot < 0 ? undefined : byExtension[file.slice(dot).toLowerCase()];
+}
+
+/** The export format a file name's extension names, if any. */
+export function formatOfFile(file: string): ExportFormat | undefined {
+  return formatByExtension(file, BY_EXTENSION);
 }
