@@ -62,18 +62,15 @@ export function createStoreProcessor(
   const windowMs = options.windowMs ?? STORE_BATCH_WINDOW_MS;
   let pending: Pending[] = [];
   let timer: NodeJS.Timeout | undefined;
-  const knownRuns = new Set<string>();
-  const foreignRuns = new Set<string>();
+  /** Runs looked up already: each is looked up, and a foreign one said, once. */
+  const checkedRuns = new Set<string>();
 
   function warnOfForeignRuns(events: readonly unknown[]): void {
     if (!options.hasRun) return;
     for (const runId of runIdsOf(events)) {
-      if (knownRuns.has(runId) || foreignRuns.has(runId)) continue;
-      if (options.hasRun(runId)) {
-        knownRuns.add(runId);
-        continue;
-      }
-      foreignRuns.add(runId);
+      if (checkedRuns.has(runId)) continue;
+      checkedRuns.add(runId);
+      if (options.hasRun(runId)) continue;
       logger.warn(
         { runId, db: options.dbPath },
         `run ${runId} is not in this worker's database: it was started against another one ` +
