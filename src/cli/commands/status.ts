@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { maskUrl, type Settings } from '../../config.ts';
 import { HarvestError } from '../../errors.ts';
 import { assertRedisReachable, createRedis } from '../../queue/connection.ts';
+import { liveWorkersWithRole } from '../../queue/inflight.ts';
 import { harvestKeys, QUEUES } from '../../queue/names.ts';
 import type { WaitingRecords } from '../../queue/store-sink.ts';
 import {
@@ -72,6 +73,7 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
             feed: queue.feed
               ? { notFed: queue.feed.notFed, feeder: queue.feed.feeder ?? null }
               : null,
+            workers: queue.workers ?? null,
           };
           return print(JSON.stringify(json, null, 2));
         }
@@ -98,6 +100,8 @@ interface QueueState {
   feed?: { after: string; feeder: string | undefined; notFed?: number };
   /** Set when Redis did not answer: why (its address masked). */
   unreachable?: string;
+  /** Live pools on the prefix with the search and the store role (read for one run only). */
+  workers?: { search: number; store: number };
 }
 
 /**
@@ -115,9 +119,11 @@ async function queueState(settings: Settings, runId?: string): Promise<QueueStat
   const redis = createRedis(settings.redisUrl, 'client');
   // Read even when the queues are quiet: a window nobody refills is a quiet queue.
   const feed = runId ? await feedOf(redis, settings, runId).catch(() => undefined) : undefined;
+  const workers = runId ? await workersOf(redis, settings).catch(() => undefined) : undefined;
+  const extra = { ...withFeed(feed), ...(workers ? { workers } : {}) };
   if (await queuesQuiet(redis, settings.queuePrefix).catch(() => false)) {
     redis.disconnect();
-    return { paused: undefined, waiting: { jobs: 0, events: 0, failedJobs: 0 }, ...withFeed(feed) };
+    return { paused: undefined, waiting: { jobs: 0, events: 0, failedJobs: 0 }, ...extra };
   }
   // Something is paused or waiting: BullMQ reads it exactly.
   const [{ Queue }, { pausedReason }, { waitingRecords }] = await Promise.all([
@@ -135,10 +141,10 @@ async function queueState(settings: Settings, runId?: string): Promise<QueueStat
     return {
       paused: await pausedReason({ redis, searchQueue, keys: harvestKeys(settings.queuePrefix) }),
       waiting: await waitingRecords(storeQueue),
-      ...withFeed(feed),
+      ...extra,
     };
   } catch {
-    return { paused: undefined, waiting: undefined, ...withFeed(feed) };
+    return { paused: undefined, waiting: undefined, ...extra };
   } finally {
     await searchQueue.close().catch(() => {});
     await storeQueue.close().catch(() => {});
@@ -155,6 +161,16 @@ async function feedOf(redis: Redis, settings: Settings, runId: string): Promise<
   const entry = await state.get(runId);
   if (!entry) return undefined;
   return { after: entry.after, feeder: (await state.holder()) ?? undefined };
+}
+
+/** How many live pools (heartbeats) on the prefix search, and store records. */
+async function workersOf(redis: Redis, settings: Settings): Promise<QueueState['workers']> {
+  const keys = harvestKeys(settings.queuePrefix);
+  const [search, store] = await Promise.all([
+    liveWorkersWithRole(redis, keys, 'search'),
+    liveWorkersWithRole(redis, keys, 'store'),
+  ]);
+  return { search, store };
 }
 
 const withFeed = (feed: Feed | undefined) => (feed ? { feed } : {});
@@ -214,6 +230,19 @@ export function formatReport(r: RunStatusReport, queue: QueueState, nowMs = Date
         ? `  window   ${notFed} wait in SQLite for the queue window; ${queue.feed.feeder} feeds them`
         : `  window   ${notFed} wait in SQLite for the queue window, and no store worker feeds them: start \`harvest worker\` on the database host`,
     );
+  }
+  const workers = queue.workers;
+  if (unfinished && workers && t.queued + t.retrying + t.running > 0) {
+    const missing = [
+      ...(workers.search === 0 ? ['search'] : []),
+      ...(workers.store === 0 ? ['store'] : []),
+    ];
+    if (missing.length > 0) {
+      const where = workers.store === 0 ? ' on the database host' : '';
+      lines.push(
+        `  workers  none live with the ${missing.join(' or the ')} role: its tasks wait; start \`harvest worker\`${where}`,
+      );
+    }
   }
   const reason =
     (unfinished ? queue.paused : undefined) ??
