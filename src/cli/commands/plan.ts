@@ -1,5 +1,7 @@
 /** `harvest plan <file>`: the tasks a pipeline expands to and their credit estimate. No side effects. */
+import { isDeepStrictEqual } from 'node:util';
 import type { Command } from 'commander';
+import { type NormalisedSearchRequest, withSearchDefaults } from '../../contract/defaults.ts';
 import { HarvestError, UsageError } from '../../errors.ts';
 import {
   formatIssue,
@@ -72,9 +74,10 @@ export function renderPlan(report: PlanReport): string {
   for (const task of shown) {
     const label = task.searchId ?? '-';
     const formats = task.request.scrapeOptions?.formats.map((f) => f.type).join(',') ?? '';
+    const extras = requestExtras(task.request);
     lines.push(
       `  ${task.key}  ${label.padEnd(16)} ${JSON.stringify(task.request.query)} limit=${task.request.limit}` +
-        `${formats ? ` formats=${formats}` : ''}  credits ${task.credits.min}..${task.credits.max}`,
+        `${extras ? ` ${extras}` : ''}${formats ? ` formats=${formats}` : ''}  credits ${task.credits.min}..${task.credits.max}`,
     );
   }
   if (result.taskCount > shown.length) lines.push(`  … ${result.taskCount - shown.length} more`);
@@ -86,6 +89,36 @@ export function renderPlan(report: PlanReport): string {
       : `budget: ${estimate.budgetCredits} credits, ${VERDICT_TEXT[estimate.verdict]}`,
   );
   return lines.join('\n');
+}
+
+/** The search defaults (withSearchDefaults of a bare query): fields equal to them are not shown. */
+const SEARCH_DEFAULTS: Readonly<Record<string, unknown>> = { ...withSearchDefaults({ query: '' }) };
+const SHOWN_ELSEWHERE = new Set(['query', 'limit', 'scrapeOptions']);
+
+/**
+ * A task's request fields that differ from the search defaults, as `key=value` (sources and
+ * categories by their types when that is all they say), so that tasks of one query that differ
+ * elsewhere (a source, a location) read differently. Scrape options show as their formats.
+ */
+export function requestExtras(request: NormalisedSearchRequest): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(request)) {
+    if (SHOWN_ELSEWHERE.has(key) || value === undefined) continue;
+    if (isDeepStrictEqual(value, SEARCH_DEFAULTS[key])) continue;
+    parts.push(`${key}=${compact(value)}`);
+  }
+  return parts.join(' ');
+}
+
+function compact(value: unknown): string {
+  if (typeof value === 'string') return /[\s"=]/.test(value) ? JSON.stringify(value) : value;
+  const typesOnly =
+    Array.isArray(value) &&
+    value.every(
+      (v) => typeof v === 'object' && v !== null && Object.keys(v).length === 1 && 'type' in v,
+    );
+  if (typesOnly) return (value as { type: string }[]).map((v) => v.type).join(',') || '[]';
+  return JSON.stringify(value);
 }
 
 function parseLimit(value: string): number {

@@ -62,6 +62,34 @@ describe('harvest plan', () => {
     expect(text).toMatch(/credits: 0\.\.\d+\nbudget: 50 credits, within budget$/);
   });
 
+  it('tells tasks of one query apart by the fields they do not leave at the default', async () => {
+    const file = join(dir, 'same-query.yaml');
+    await writeFile(
+      file,
+      [
+        'name: same',
+        'searches:',
+        '  - query: same query',
+        '  - query: same query',
+        '    sources: [news, images]',
+        '  - query: same query',
+        '    location: "New York"',
+        '    tbs: qdr:d',
+        '    categories: [{ type: github }]',
+        '',
+      ].join('\n'),
+    );
+    const lines = renderPlan(await planFile(file, 20))
+      .split('\n')
+      .slice(1, 4)
+      .map((line) => line.replace(/^ {2}[0-9a-f]{16} {2}-\s+/, '').replace(/ {2}credits.*$/, ''));
+    expect(lines).toEqual([
+      '"same query" limit=10',
+      '"same query" limit=10 sources=news,images',
+      '"same query" limit=10 tbs=qdr:d location="New York" categories=github',
+    ]);
+  });
+
   it('throws PIPELINE_INVALID with every issue', async () => {
     const error = await planFile(join(dir, 'bad.yaml'), 20).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(HarvestError);
