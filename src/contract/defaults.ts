@@ -134,6 +134,27 @@ export function withSearchDefaults(request: SearchRequest): NormalisedSearchRequ
 }
 
 /**
+ * The body to send for a request (normalised or as written). Planning fills in
+ * `scrapeOptions.timeout` (60000) when it was not written; sent with a `waitFor` above half of
+ * it, that default would make a body the hosted service refuses ("waitFor must not exceed half
+ * of timeout") out of one it accepts, as its rule applies only to a timeout that was sent. Such a
+ * timeout cannot have been written (validation refuses it), so it is left out. Everything else
+ * is sent as is; the input is not mutated.
+ */
+export function requestToSend<T extends SearchRequest | NormalisedSearchRequest>(request: T): T {
+  const options = request.scrapeOptions;
+  if (
+    options?.waitFor === undefined ||
+    options.timeout === undefined ||
+    options.waitFor * 2 <= options.timeout
+  ) {
+    return request;
+  }
+  const { timeout: _filledIn, ...rest } = options;
+  return { ...request, scrapeOptions: rest };
+}
+
+/**
  * True when search results will be scraped: `scrapeOptions.formats` is non-empty. Without
  * scrapeOptions or formats, results carry only url, title and description.
  */

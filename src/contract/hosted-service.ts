@@ -4,8 +4,10 @@
  * validation errors.
  */
 import { hasFormat } from './formats.ts';
-import { LIMITS } from './limits.ts';
 import type { SearchRequest } from './search.ts';
+
+/** Largest `scrapeOptions.waitFor` the hosted service takes, in ms (its schema's maximum). */
+export const HOSTED_MAX_WAIT_FOR_MS = 60_000;
 
 /** Total `wait` time of the actions above which the hosted service refuses a request, in ms. */
 export const HOSTED_MAX_TOTAL_WAIT_MS = 60_000;
@@ -26,11 +28,12 @@ export function hostedServiceWarnings(request: SearchRequest): HostedServiceWarn
   const warnings: HostedServiceWarning[] = [];
   const options = request.scrapeOptions;
   if (!options) return warnings;
-  const timeoutMs = options.timeout ?? LIMITS.scrape.timeoutDefaultMs;
-  if (options.waitFor !== undefined && options.waitFor * 2 > timeoutMs) {
+  // waitFor over half of a timeout that was not written is fine: the hosted service's rule applies
+  // only to a timeout that was sent, and harvest does not send its default then (requestToSend).
+  if (options.waitFor !== undefined && options.waitFor > HOSTED_MAX_WAIT_FOR_MS) {
     warnings.push({
       path: ['scrapeOptions', 'waitFor'],
-      message: `waitFor ${options.waitFor} ms exceeds half of timeout ${timeoutMs} ms; the hosted service refuses this`,
+      message: `waitFor ${options.waitFor} ms is above ${HOSTED_MAX_WAIT_FOR_MS} ms; the hosted service refuses this`,
     });
   }
   const waitMs = (options.actions ?? []).reduce(

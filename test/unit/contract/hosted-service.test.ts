@@ -14,6 +14,8 @@ describe('hostedServiceWarnings', () => {
   it('flags what the hosted service refuses while the reference allows it', () => {
     expect(warn({ waitFor: 60_001 })).toEqual(['scrapeOptions.waitFor', 'scrapeOptions.actions']);
     expect(warn({ waitFor: 30_000 })).toEqual([]);
+    // Over half of the default timeout is fine: that timeout is not sent (requestToSend).
+    expect(warn({ waitFor: 60_000 })).toEqual([]);
     expect(
       warn({
         actions: [
