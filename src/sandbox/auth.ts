@@ -55,7 +55,7 @@ export class Accounts {
 
 export function bearerToken(header: string | undefined): string | undefined {
   if (!header) return undefined;
-  const m = /^Bearer\s*(.*)$/i.exec(header.trim());
+  const m = /^Bearer\s+(.*)$/i.exec(header.trim());
   const token = m?.[1]?.trim();
   return token ? token : undefined;
 }

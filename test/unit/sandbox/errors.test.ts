@@ -15,9 +15,14 @@ afterEach(async () => {
 });
 
 describe('error answers of POST /v2/search', () => {
-  it('401 without a header and with an empty bearer token, with WWW-Authenticate', async () => {
+  it('401 without a header, with an empty bearer token or none after "Bearer", with WWW-Authenticate', async () => {
     sandbox = app();
-    for (const headers of [{}, { authorization: 'Bearer ' }]) {
+    // `Bearerk0`: the hosted service takes the token after a space, and finds none.
+    for (const headers of [
+      {},
+      { authorization: 'Bearer ' },
+      { authorization: `Bearer${AUTH.authorization.slice(7)}` },
+    ]) {
       const res = await search(sandbox, { query: 'x' }, headers as typeof AUTH);
       expect(res.status).toBe(401);
       expect(res.body).toBe('{"success":false,"error":"Unauthorized: Token missing"}');
