@@ -108,30 +108,33 @@ export interface CreditEstimate {
   max: number;
 }
 
-/** Most pages a PDF result may be billed for: the pdf parser's `maxPages`, when it sets one. */
+/**
+ * Most pages a PDF result may be billed for: the `maxPages` of the first pdf parser object, as
+ * the service reads it; undefined when that parser sets none (or there is none).
+ */
 function pdfPagesBound(options: ScrapeOptions | undefined): number | undefined {
   if (!pdfParsingEnabled(options)) return undefined;
-  let bound: number | undefined;
-  for (const parser of options?.parsers ?? []) {
-    if (typeof parser === 'object' && parser.type === 'pdf' && parser.maxPages !== undefined) {
-      bound = Math.max(bound ?? 0, parser.maxPages);
-    }
-  }
-  return bound;
+  const parser = options?.parsers?.find((p) => typeof p === 'object' && p.type === 'pdf');
+  return typeof parser === 'object' ? parser.maxPages : undefined;
 }
 
+/** A `filetype:pdf` operator in a query (not negated): its results are PDFs. */
+const FILETYPE_PDF = /(?:^|\s)filetype:\s*\.?pdf(?=\s|$)/i;
+
 /**
- * Whether a search asks for PDF results (`categories: [pdf]`) and scrapes them with no bound
- * on their pages (PDF parsing on, no `maxPages`): each page of a PDF beyond its first costs a
- * credit, so what it costs has no foreseeable bound. (Any search may find a PDF; one that asks
- * for them finds mostly PDFs.)
+ * Whether a search asks for PDF results (`categories: [pdf]`, or `filetype:pdf` in its query)
+ * and scrapes them with no bound on their pages (PDF parsing on, no `maxPages`): each page of a
+ * PDF beyond its first costs a credit, so what it costs has no foreseeable bound. (Any search
+ * may find a PDF; one that asks for them finds mostly PDFs.)
  */
 export function pdfPagesUnbounded(
-  request: Pick<CreditRequest, 'scrapeOptions'> & Pick<SearchRequest, 'categories'>,
+  request: Pick<CreditRequest, 'scrapeOptions'> &
+    Pick<SearchRequest, 'categories'> & { query?: string | undefined },
 ): boolean {
-  const asksForPdfs = (request.categories ?? []).some(
-    (c) => c === 'pdf' || (typeof c === 'object' && c.type === 'pdf'),
-  );
+  const asksForPdfs =
+    (request.categories ?? []).some(
+      (c) => c === 'pdf' || (typeof c === 'object' && c.type === 'pdf'),
+    ) || FILETYPE_PDF.test(request.query ?? '');
   return (
     asksForPdfs &&
     formatsRequested(request) &&

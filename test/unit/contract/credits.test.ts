@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   estimateSearchCredits,
+  pdfPagesUnbounded,
   type ScrapeOptions,
   type SearchRequest,
   scrapeCreditsPerDocument,
@@ -132,6 +133,33 @@ describe('estimateSearchCredits', () => {
     expect(
       estimateSearchCredits({ limit: 10, scrapeOptions: { ...formats, parsers: [] } }).max,
     ).toBe(2 + 10);
+  });
+
+  it('reads the bound of the first pdf parser object, as the service does', () => {
+    const formats = { formats: ['markdown' as const] };
+    const parsers = [{ type: 'pdf' as const }, { type: 'pdf' as const, maxPages: 2 }];
+    // The first pdf parser sets no maxPages: pages are unbounded, the second parser is not read.
+    expect(estimateSearchCredits({ limit: 10, scrapeOptions: { ...formats, parsers } }).max).toBe(
+      2 + 10,
+    );
+    expect(pdfPagesUnbounded({ categories: ['pdf'], scrapeOptions: { ...formats, parsers } })).toBe(
+      true,
+    );
+    expect(
+      pdfPagesUnbounded({
+        categories: ['pdf'],
+        scrapeOptions: { ...formats, parsers: [...parsers].reverse() },
+      }),
+    ).toBe(false);
+  });
+
+  it('counts a filetype:pdf query as asking for PDFs, unless negated', () => {
+    const scrapeOptions = { formats: ['markdown' as const] };
+    expect(pdfPagesUnbounded({ query: 'energy filetype:pdf', scrapeOptions })).toBe(true);
+    expect(pdfPagesUnbounded({ query: 'FILETYPE:.pdf energy', scrapeOptions })).toBe(true);
+    expect(pdfPagesUnbounded({ query: 'energy -filetype:pdf', scrapeOptions })).toBe(false);
+    expect(pdfPagesUnbounded({ query: 'energy filetype:pdfx', scrapeOptions })).toBe(false);
+    expect(pdfPagesUnbounded({ query: 'energy filetype:pdf' })).toBe(false); // nothing scraped
   });
 
   it('counts threat protection scanning of every result', () => {
