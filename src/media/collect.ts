@@ -73,8 +73,10 @@ export type FreshMatch =
 export type AnswerData = Record<string, unknown>;
 
 /**
- * The fresh URL of `media` in a re-issued answer: the result with the same `url` (in the same
- * source if there, else in any), then its media of the same kind and index.
+ * The fresh URL of `media` in a re-issued answer: among the results with the same `url` (those
+ * of the same source first, then the others), the first that carries media of the same kind and
+ * index. A URL can come back twice (in two sources, or twice in one), and one occurrence's
+ * scrape can fail while another's carries the file.
  */
 export function matchFresh(data: AnswerData, media: MediaToMatch): FreshMatch {
   if (media.resultUrl === null) {
@@ -84,28 +86,27 @@ export function matchFresh(data: AnswerData, media: MediaToMatch): FreshMatch {
       message: 'the stored result has no url to match',
     };
   }
-  const sameUrl = (item: unknown) =>
+  const sameUrl = (item: unknown): item is Record<string, unknown> =>
     !!item && typeof item === 'object' && (item as { url?: unknown }).url === media.resultUrl;
-  const inSource = listOf(data[media.source]).find(sameUrl);
-  const item = (inSource ?? Object.values(data).flatMap(listOf).find(sameUrl)) as
-    | Record<string, unknown>
-    | undefined;
-  if (!item) {
+  const others = Object.entries(data).filter(([source]) => source !== media.source);
+  const occurrences = [data[media.source], ...others.map(([, items]) => items)].flatMap((items) =>
+    listOf(items).filter(sameUrl),
+  );
+  if (occurrences.length === 0) {
     return {
       found: false,
       reason: 'RESULT_GONE',
       message: `the re-issued search no longer returns ${media.resultUrl}`,
     };
   }
-  const fresh = mediaOfItem(item, new Set([media.kind])).find(
-    (m) => m.itemIndex === media.itemIndex,
-  );
-  if (!fresh) {
-    return {
-      found: false,
-      reason: 'MEDIA_GONE',
-      message: `the re-issued search returns ${media.resultUrl} without its ${media.kind}${media.itemIndex ? ` #${media.itemIndex}` : ''}`,
-    };
+  const kinds = new Set([media.kind]);
+  for (const item of occurrences) {
+    const fresh = mediaOfItem(item, kinds).find((m) => m.itemIndex === media.itemIndex);
+    if (fresh) return { found: true, url: fresh.url };
   }
-  return { found: true, url: fresh.url };
+  return {
+    found: false,
+    reason: 'MEDIA_GONE',
+    message: `the re-issued search returns ${media.resultUrl} without its ${media.kind}${media.itemIndex ? ` #${media.itemIndex}` : ''}`,
+  };
 }

@@ -76,8 +76,25 @@ function policyExpiry(policy: string): number | undefined {
   }
 }
 
-/** The expiry a signed URL states about itself, or undefined when it states none. */
+/** The largest time a JavaScript Date holds, in ms since the epoch. */
+const MAX_DATE_MS = 8.64e15;
+
+/** A time that can be stored and shown: from the epoch up to the largest Date. */
+function isInstant(ms: number | undefined): boolean {
+  return ms === undefined || (Number.isFinite(ms) && ms >= 0 && ms <= MAX_DATE_MS);
+}
+
+/**
+ * The expiry a signed URL states about itself, or undefined when it states none. A stated time
+ * before 1970 or past the largest Date (a malformed or hostile URL) states none: the URL then
+ * lives the reference's lifetime, like any URL that says nothing.
+ */
 export function urlExpiry(rawUrl: string): UrlExpiry | undefined {
+  const stated = statedExpiry(rawUrl);
+  return stated && isInstant(stated.expiresAt) && isInstant(stated.signedAt) ? stated : undefined;
+}
+
+function statedExpiry(rawUrl: string): UrlExpiry | undefined {
   let url: URL;
   try {
     url = new URL(rawUrl);

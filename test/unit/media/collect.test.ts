@@ -84,4 +84,33 @@ describe('matchFresh', () => {
       matchFresh(data, { source: 'web', kind: 'video', itemIndex: 0, resultUrl: null }),
     ).toMatchObject({ found: false, reason: 'RESULT_GONE' });
   });
+
+  it('takes the occurrence of a url that carries the media, its own source first', () => {
+    const media = {
+      source: 'web',
+      kind: 'screenshot' as const,
+      itemIndex: 0,
+      resultUrl: 'https://r/x',
+    };
+    // The first occurrence's scrape failed; the second carries a screenshot.
+    const twice = {
+      web: [
+        { url: 'https://r/x', metadata: { statusCode: 500, error: 'scrape failed' } },
+        { url: 'https://r/x', screenshot: 'https://m/second.png' },
+      ],
+    };
+    expect(matchFresh(twice, media)).toEqual({ found: true, url: 'https://m/second.png' });
+    // Its own source has it without the screenshot; another source has it with one.
+    const elsewhere = {
+      news: [{ url: 'https://r/x', screenshot: 'https://m/news.png' }],
+      web: [{ url: 'https://r/x' }],
+    };
+    expect(matchFresh(elsewhere, media)).toEqual({ found: true, url: 'https://m/news.png' });
+    // Both carry one: its own source wins, wherever it sits in the answer.
+    const both = {
+      news: [{ url: 'https://r/x', screenshot: 'https://m/news.png' }],
+      web: [{ url: 'https://r/x', screenshot: 'https://m/web.png' }],
+    };
+    expect(matchFresh(both, media)).toEqual({ found: true, url: 'https://m/web.png' });
+  });
 });

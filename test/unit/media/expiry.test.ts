@@ -64,6 +64,47 @@ describe('urlExpiry', () => {
   });
 });
 
+describe('urlExpiry of times no date can hold', () => {
+  const policy = (epoch: number) =>
+    Buffer.from(
+      JSON.stringify({ Statement: [{ Condition: { DateLessThan: { 'AWS:EpochTime': epoch } } }] }),
+    )
+      .toString('base64')
+      .replace(/\+/g, '-')
+      .replace(/=/g, '_')
+      .replace(/\//g, '~');
+
+  // A stated time before 1970 or past the largest Date says nothing: such a deadline was refused
+  // by the database (its re-issue looped, each call billed) and crashed `harvest status`.
+  it.each([
+    [
+      'GCS V4 signed before 1970',
+      'https://h/a.png?X-Goog-Date=19600101T000000Z&X-Goog-Expires=3600',
+    ],
+    [
+      'S3 V4 signed in the year 1000',
+      'https://h/a.png?X-Amz-Date=10000101T000000Z&X-Amz-Expires=3600',
+    ],
+    ['a negative CloudFront policy epoch', `https://h/a.png?Policy=${policy(-1)}&Signature=s`],
+    [
+      'a CloudFront policy epoch past the largest Date',
+      `https://h/a.png?Policy=${policy(1e13)}&Signature=s`,
+    ],
+    ['an infinite CloudFront policy epoch', `https://h/a.png?Policy=${policy(1e308)}&Signature=s`],
+    ['an Azure SAS before 1970', 'https://h/a.png?se=1960-01-01T00:00:00Z&sig=x'],
+  ])('%s states no expiry, and the deadline is the reference lifetime', (_name, url) => {
+    expect(urlExpiry(url)).toBeUndefined();
+    const d = mediaDeadline({ url, kind: 'video', receivedAt: T0, marginMaxMs: 300_000 });
+    expect(d).toMatchObject({ source: 'reference', issuedAt: T0, expiresAt: T0 + HOUR });
+    expect(new Date(d.deadlineAt).toISOString()).toBe('2026-11-22T11:10:00.000Z');
+  });
+
+  it('still reads a far but valid expiry', () => {
+    const url = 'https://h/a.png?X-Goog-Date=20261122T101500Z&X-Goog-Expires=999999999999';
+    expect(urlExpiry(url)?.expiresAt).toBe(T0 + 999_999_999_999_000);
+  });
+});
+
 describe('mediaDeadline', () => {
   it("takes the URL's own expiry and keeps a tenth of its lifetime as margin", () => {
     const url = 'https://h/a.mp3?X-Goog-Date=20261122T101500Z&X-Goog-Expires=3600';
