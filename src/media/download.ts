@@ -235,7 +235,16 @@ export function createDownloader(options: DownloaderOptions): Downloader {
         if (hop >= maxRedirects) {
           throw new MediaError('MEDIA_REDIRECT_REFUSED', `more than ${maxRedirects} redirects`);
         }
-        url = checkUrl(new URL(target, url).href);
+        let next: URL;
+        try {
+          next = new URL(target, url);
+        } catch {
+          throw new MediaError(
+            'MEDIA_REDIRECT_REFUSED',
+            `redirect ${statusCode} to a Location that is not a URL: ${target.slice(0, 200)}`,
+          );
+        }
+        url = checkUrl(next.href);
         continue;
       }
       const text = await readSome(body);
@@ -304,14 +313,21 @@ export function createDownloader(options: DownloaderOptions): Downloader {
       }
       const sha256 = inspector.hash.digest('hex');
       const type = inspector.type!;
-      const placed = await placeFile({
-        dataDir: input.dataDir,
-        root: input.root,
-        partial: file.path,
-        sha256,
-        ext: type.ext,
-        bytes: inspector.bytes,
-      });
+      let placed: Awaited<ReturnType<typeof placeFile>>;
+      try {
+        placed = await placeFile({
+          dataDir: input.dataDir,
+          root: input.root,
+          partial: file.path,
+          sha256,
+          ext: type.ext,
+          bytes: inspector.bytes,
+        });
+      } catch (error) {
+        // Not moved into place: the partial file goes now, not when its worker is gone.
+        await dropPartial(file);
+        throw asMediaError(error);
+      }
       return {
         sha256,
         bytes: inspector.bytes,

@@ -231,6 +231,34 @@ describe('media downloads', () => {
     }
   });
 
+  it('refuses for good a redirect to a Location that is not a URL', async () => {
+    const host = await startMediaHost('127.0.0.1', (_req, res) => {
+      res.writeHead(302, { location: 'http://[::1' }).end();
+    });
+    defer(() => host.close());
+    const { downloader, input } = setup();
+    // A plain TypeError was taken as transient, and retried with backoff six times.
+    expect(await refusal(downloader.download(input(`${host.url}/start.png`)))).toMatchObject({
+      code: 'MEDIA_REDIRECT_REFUSED',
+      next: 'fail',
+      message: 'redirect 302 to a Location that is not a URL: http://[::1',
+    });
+  });
+
+  it('a file that cannot be moved into place leaves no partial file behind', async () => {
+    const host = await startMediaHost('127.0.0.1', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
+    });
+    defer(() => host.close());
+    const { downloader, input, root, partials, openFiles } = setup();
+    // A folder where the file belongs: the rename fails.
+    const target = path.join(root, sha(PNG).slice(0, 2), `${sha(PNG)}.png`);
+    fs.mkdirSync(path.join(target, 'in-the-way'), { recursive: true });
+    await refusal(downloader.download(input(`${host.url}/a.png`)));
+    expect(partials()).toBe(0);
+    expect(openFiles()).toEqual([]);
+  });
+
   it('writes a body larger than it holds in memory as it comes, and drops it when it outgrows the cap', async () => {
     const piece = Buffer.alloc(1000, 7);
     const pieces = Math.ceil((HELD_BYTES_MAX * 2.5) / piece.length);
