@@ -5,8 +5,8 @@
  * A download is written to `<dir>/.partial/<worker id>--<random>.part`; only a complete, hashed
  * and fsynced file is renamed into place (an atomic step on one filesystem), and the directory
  * entry is fsynced. A crash mid-download leaves a `.part` file, which nothing counts as saved and
- * which the next start of a media role removes once its worker is known to be dead. File names
- * never come from the URL.
+ * which a media role removes (when it starts, and every minute) once its worker is known to be
+ * dead. File names never come from the URL.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import fsSync, { createReadStream } from 'node:fs';

@@ -2,6 +2,7 @@
  * Media end to end on real parts: the sandbox's signed URLs (expiring for real, scaled by
  * `timeScale`), Redis, SQLite, and pools with the media role.
  */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -172,6 +173,26 @@ describe('media', () => {
       calls: team.calls['200'],
       creditsUsed: team.creditsCharged,
     });
+  });
+
+  it('removes partial files of dead workers while it runs, not only when it starts', async () => {
+    h = await startHarness();
+    const pool = await h.startPool({ roles: [...ALL_ROLES], media: { partialSweepMs: 100 } });
+    const file = h.writePipeline('sweep', pipeline('it-media-sweep', 1, 'screenshot'));
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    await waitForRun(h.runtime, runId, { pollMs: 50, waitForMedia: true });
+    // A worker restarted at once after a crash: the dead one's partial file appears after this
+    // pool started (its owner's heartbeat had not lapsed then), next to one of this pool's own.
+    const partials = path.join(h.settings.dataDir, 'media', '.partial');
+    mkdirSync(partials, { recursive: true });
+    const dead = path.join(partials, 'vm-gone-1--a.part');
+    const own = path.join(partials, `${pool.workerId}--b.part`);
+    writeFileSync(dead, 'half a file');
+    writeFileSync(own, 'a download in flight');
+    const until = Date.now() + 5000;
+    while (existsSync(dead) && Date.now() < until) await sleep(50);
+    expect(existsSync(dead)).toBe(false);
+    expect(existsSync(own)).toBe(true);
   });
 
   it('refuses, without fetching, a media URL whose host resolves to a refused address', async () => {

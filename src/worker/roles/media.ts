@@ -40,10 +40,14 @@ export interface MediaRoleOptions {
   lockDurationMs?: number;
   /** How often stalled media jobs are looked for, in ms. Default 15000. */
   stalledIntervalMs?: number;
+  /** How often partial files of dead workers are removed while the role runs, in ms. Default 60000. */
+  partialSweepMs?: number;
 }
 
 /** Partial files untouched this long are removed whoever wrote them, in ms (1 hour). */
 const PARTIAL_MAX_IDLE_MS = 3_600_000;
+/** How often partial files of dead workers are looked for while the role runs, in ms. */
+const PARTIAL_SWEEP_MS = 60_000;
 /** How often media urgency is checked, in ms. */
 const URGENCY_CHECK_MS = 100;
 /**
@@ -100,15 +104,29 @@ export async function startMediaRole(
 
   const alive = async (owner: string) =>
     owner === ctx.workerId || (await ctx.redis.exists(ctx.keys.workerHeartbeat(owner))) === 1;
-  for (const dir of store.media.dirs()) {
-    const removed = await removeOrphanPartials(
-      mediaRoot(dataDir, dir),
-      alive,
-      PARTIAL_MAX_IDLE_MS,
-      Date.now(),
-    );
-    if (removed > 0) log.info({ dir, removed }, 'removed partial files of interrupted downloads');
-  }
+  const sweepPartials = async () => {
+    for (const dir of store.media.dirs()) {
+      const removed = await removeOrphanPartials(
+        mediaRoot(dataDir, dir),
+        alive,
+        PARTIAL_MAX_IDLE_MS,
+        Date.now(),
+      );
+      if (removed > 0) log.info({ dir, removed }, 'removed partial files of interrupted downloads');
+    }
+  };
+  await sweepPartials();
+  // Again while it runs: a worker restarted at once after a crash finds the dead one's heartbeat
+  // still alive, and its partial files (up to maxBytes each) would stay until the next start.
+  let sweeping: Promise<void> | undefined;
+  const sweeper = setInterval(() => {
+    sweeping ??= sweepPartials()
+      .catch((error: unknown) => log.warn({ err: error }, 'removing partial files failed'))
+      .finally(() => {
+        sweeping = undefined;
+      });
+  }, options.partialSweepMs ?? PARTIAL_SWEEP_MS);
+  sweeper.unref();
   const requeued = store.media.unqueuePending();
   if (requeued > 0) log.info({ media: requeued }, 'pending media queued again');
 
@@ -227,6 +245,8 @@ export async function startMediaRole(
 
   return {
     async close() {
+      clearInterval(sweeper);
+      await sweeping;
       await urgency.stop();
       await enqueuer.stop();
       await Promise.all(workers.map((w) => w.close()));
