@@ -24,7 +24,7 @@ export interface LocalPoolOptions {
   /** Feeder knobs beyond the settings' window (tests: a short lease, a faster poll). */
   feeder?: Omit<FeederOptions, 'windowJobs'>;
   /** Media role knobs beyond the settings (tests: a resolver, a faster poll). */
-  media?: Partial<Pick<MediaRoleOptions, 'resolve' | 'pollMs'>>;
+  media?: Partial<Pick<MediaRoleOptions, 'resolve' | 'pollMs' | 'partialSweepMs'>>;
 }
 
 export async function startLocalPool(settings: Settings, options: LocalPoolOptions): Promise<Pool> {
