@@ -7,7 +7,7 @@
  * Once the API has answered, the record is made durable before anything else can fail: a
  * call the service billed is never made again because its record could not be written.
  */
-import type { Job } from 'bullmq';
+import { DelayedError, type Job } from 'bullmq';
 import type { ApiClient, ApiResponse } from '../src/api/index.ts';
 import type { SearchRequest, SearchResponse } from '../src/contract/index.ts';
 import { newCallId } from '../src/ids.ts';
@@ -48,6 +48,9 @@ export interface SearchDeps {
   random?: () => number;
 }
 
+/** How long a task waits for calls in flight to settle the budget, in ms (with jitter). */
+const BUDGET_WAIT_MS = 500;
+
 type TaskStatusEvent = (status: TaskEvent['status'], extra?: Partial<TaskEvent>) => TaskEvent;
 
 export function createSearchProcessor(deps: SearchDeps) {
@@ -59,7 +62,7 @@ export function createSearchProcessor(deps: SearchDeps) {
       .end(callId)
       .catch((error: unknown) => deps.logger.warn({ err: error, callId }, 'journal end failed'));
 
-  return async function processSearch(job: Job): Promise<{ creditsUsed: number }> {
+  return async function processSearch(job: Job, token?: string): Promise<{ creditsUsed: number }> {
     const parsed = SearchJobEnvelopeSchema.safeParse(job.data);
     if (!parsed.success) return lostData(job, parsed.error.issues.length);
     const data = parsed.data;
@@ -85,7 +88,7 @@ export function createSearchProcessor(deps: SearchDeps) {
       data.maxCredits !== undefined &&
       (await deps.budget.wouldExceed(data.runId, data.estimateMaxCredits, data.maxCredits))
     ) {
-      await overBudget(data, task);
+      await overBudget(data, task, job, token);
     }
     // Time-ordered (UUIDv7), so the calls table's key index grows at its end.
     const callId = newCallId();
@@ -106,11 +109,11 @@ export function createSearchProcessor(deps: SearchDeps) {
     const ticket = await deps.rate.beforeCall(claim);
     // Over the learned rate limit: every worker holds, and the job waits without spending an attempt.
     if (!ticket) throw overRateLimit();
-    if (ticket.claim === CLAIM.overBudget) await overBudget(data, task);
+    if (ticket.claim === CLAIM.overBudget) await overBudget(data, task, job, token);
     if (ticket.claim !== CLAIM.taken) {
       // The call waited for its turn: it reserves and journals now, as it goes.
       base.startedAt = Date.now();
-      await reserveBudget(data, callId, task);
+      await reserveBudget(data, callId, task, job, token);
       await deps.inflight.begin({ ...base, workerId: deps.workerId });
     }
     let response: ApiResponse<SearchResponse>;
@@ -136,14 +139,35 @@ export function createSearchProcessor(deps: SearchDeps) {
     data: SearchJobData,
     callId: string,
     task: TaskStatusEvent,
+    job: Job,
+    token: string | undefined,
   ): Promise<void> {
     if (data.maxCredits === undefined) return;
     const reserved = data.estimateMaxCredits;
     if (await deps.budget.reserve(data.runId, callId, reserved, data.maxCredits)) return;
-    await overBudget(data, task);
+    await overBudget(data, task, job, token);
   }
 
-  async function overBudget(data: SearchJobData, task: TaskStatusEvent): Promise<never> {
+  /**
+   * The budget refuses the task's worst case. When only the reservations of calls in flight
+   * stand in the way (they settle to what their calls cost, usually far less), the job waits
+   * for them, attempt unspent; when what the run's calls cost already leaves no room, the task
+   * fails.
+   */
+  async function overBudget(
+    data: SearchJobData,
+    task: TaskStatusEvent,
+    job: Job,
+    token: string | undefined,
+  ): Promise<never> {
+    const max = data.maxCredits ?? 0;
+    if (
+      token !== undefined &&
+      (await deps.budget.settled(data.runId)) + data.estimateMaxCredits <= max
+    ) {
+      await job.moveToDelayed(Date.now() + BUDGET_WAIT_MS * (0.5 + random()), token);
+      throw new DelayedError();
+    }
     const message = `budget of ${data.maxCredits} credits would be exceeded (task may cost up to ${data.estimateMaxCredits})`;
     await deps.record([task('failed', { errorCode: 'BUDGET_EXCEEDED', errorMessage: message })]);
     throw unrecoverable(message);

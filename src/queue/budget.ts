@@ -3,10 +3,11 @@
  * reserved by calls in flight. A worker reserves a task's worst-case cost before calling the
  * API (`spent + reserved + estimate <= maxCredits`), then settles to what the call really cost.
  *
- * Each reservation is also kept under its call id, so it is undone exactly once: by the call's
- * own settlement, or by `release` when the call is recorded as LOST (its worker died). A call of
- * unknown cost is not counted against the budget (the cost report shows it as unknown); a LOST
- * call whose real record arrives after all settles then, adding what it cost.
+ * Each reservation is also kept under its call id, so it is settled once. A call of unknown
+ * cost counts its worst case against the budget: one with no readable answer settles to it,
+ * and one lost with its worker (`lose`) keeps its reservation, under a mark of its own, until
+ * its real record arrives after all (then it settles to what it cost). A task the budget
+ * refuses only because of calls still in flight waits for them (`settled`) rather than fail.
  */
 
 import type { Redis } from 'ioredis';
@@ -34,24 +35,42 @@ const RESERVE = `${RESERVE_FUNCTION}
 return reserve(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])`;
 
 // KEYS: counter, reservations, and the journal when the call's entry goes too. ARGV: run id,
-// call id, credits used.
+// call id, credits used. The reservation may have become a lost call's (LOSE): its record came
+// after all, and its worst case gives way to what it cost.
 const SETTLE = `
 local field = ARGV[1] .. '|' .. ARGV[2]
-local reserved = tonumber(redis.call('HGET', KEYS[2], field) or '0')
-redis.call('HDEL', KEYS[2], field)
-local delta = tonumber(ARGV[3]) - reserved
+local reserved = redis.call('HGET', KEYS[2], field)
+if reserved then
+  redis.call('HDEL', KEYS[2], field)
+else
+  reserved = redis.call('HGET', KEYS[2], 'lost|' .. field)
+  if reserved then redis.call('HDEL', KEYS[2], 'lost|' .. field) end
+end
+local delta = tonumber(ARGV[3]) - tonumber(reserved or '0')
 if delta ~= 0 then redis.call('HINCRBY', KEYS[1], ARGV[1], delta) end
 if KEYS[3] then redis.call('HDEL', KEYS[3], ARGV[2]) end
 return delta`;
 
-// KEYS: counter, reservations. ARGV: run id, call id.
-const RELEASE = `
+// KEYS: counter, reservations. ARGV: run id, call id. A lost call's reservation stays counted
+// (the service may have billed it), kept under 'lost|' so a late record can settle it.
+const LOSE = `
 local field = ARGV[1] .. '|' .. ARGV[2]
 local reserved = redis.call('HGET', KEYS[2], field)
 if not reserved then return 0 end
 redis.call('HDEL', KEYS[2], field)
-redis.call('HINCRBY', KEYS[1], ARGV[1], -tonumber(reserved))
+redis.call('HSET', KEYS[2], 'lost|' .. field, reserved)
 return tonumber(reserved)`;
+
+// KEYS: counter, reservations. ARGV: run id. The counter less the reservations of the run's
+// calls in flight: what its calls cost, or may have cost (unknown and lost ones at worst).
+const SETTLED = `
+local total = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+local prefix = ARGV[1] .. '|'
+local all = redis.call('HGETALL', KEYS[2])
+for i = 1, #all, 2 do
+  if string.sub(all[i], 1, #prefix) == prefix then total = total - tonumber(all[i + 1]) end
+end
+return total`;
 
 const RAISE_TO = `
 local current = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
@@ -121,16 +140,35 @@ export class Budget {
     await evalScript(this.#redis, SETTLE, keys.length, ...keys, runId, callId, used);
   }
 
-  /** Undoes the call's reservation, if it still holds one; returns the credits released. */
-  async release(runId: string, callId: string): Promise<number> {
+  /**
+   * A call lost with its worker: its reservation stays counted against the budget (the service
+   * may have billed it; its cost is unknown), unless its record arrives after all and settles
+   * it. Returns the credits it holds.
+   */
+  async lose(runId: string, callId: string): Promise<number> {
     return (await evalScript(
       this.#redis,
-      RELEASE,
+      LOSE,
       2,
       this.#keys.budget,
       this.#keys.reservations,
       runId,
       callId,
+    )) as number;
+  }
+
+  /**
+   * Credits the run's recorded and lost calls account for: the counter without the
+   * reservations of its calls in flight, which settle to what they cost (usually far less).
+   */
+  async settled(runId: string): Promise<number> {
+    return (await evalScript(
+      this.#redis,
+      SETTLED,
+      2,
+      this.#keys.budget,
+      this.#keys.reservations,
+      runId,
     )) as number;
   }
 

@@ -1,8 +1,9 @@
 /**
  * This pool's heartbeat, and the reaper of calls lost with dead workers. Every call is
  * journaled before it is sent (src/queue/inflight.ts); a worker whose heartbeat has lapsed is
- * dead, and any live pool records its journaled calls as `LOST` (cost unknown), releases their
- * budget reservations, and counts them against their task, so a task that keeps killing its
+ * dead, and any live pool records its journaled calls as `LOST` (cost unknown), keeps their
+ * budget reservations counted (the service may have billed them; src/queue/budget.ts `lose`),
+ * and counts them against their task, so a task that keeps killing its
  * workers stops being called (see `maxLostCalls` in jobs/search.ts).
  */
 import type { Redis } from 'ioredis';
@@ -61,7 +62,7 @@ export async function watchLostCalls(options: LostCallsOptions): Promise<LostCal
 
   async function settleLost(calls: readonly InflightCall[]): Promise<void> {
     for (const c of calls) {
-      await options.budget.release(c.runId, c.callId);
+      await options.budget.lose(c.runId, c.callId);
       if (!c.purpose || c.purpose === 'search') {
         await options.redis.hincrby(options.keys.crashes, searchJobId(c.runId, c.taskKey), 1);
       }
@@ -88,7 +89,7 @@ export async function watchLostCalls(options: LostCallsOptions): Promise<LostCal
       await options.record(calls.map((c) => lostCallEvent(c, nowMs, why)));
       await inflight.forget(calls.map((c) => c.callId));
       // Not counted against their tasks: the worker did not crash, it was told to stop.
-      for (const c of calls) await options.budget.release(c.runId, c.callId);
+      for (const c of calls) await options.budget.lose(c.runId, c.callId);
       return calls.length;
     },
   };

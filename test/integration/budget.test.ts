@@ -28,20 +28,33 @@ describe('Budget', () => {
     expect(await budget.reserve('r1', 'c4', 4, 10)).toBe(true);
   });
 
-  it('releases the reservation of a call lost with its worker, once', async () => {
+  it('keeps the reservation of a call lost with its worker counted, until its record settles it', async () => {
     const { budget, spent } = freshBudget();
     await budget.reserve('r1', 'c1', 4, 10);
     await budget.reserve('r1', 'c2', 4, 10);
-    expect(await budget.release('r1', 'c1')).toBe(4);
-    expect(await budget.release('r1', 'c1')).toBe(0);
-    expect(await spent('r1')).toBe(4);
-    // The worker was only slow: its real record settles, adding what the call cost.
+    expect(await budget.lose('r1', 'c1')).toBe(4);
+    expect(await budget.lose('r1', 'c1')).toBe(0);
+    // The service may have billed it: its worst case stays counted, as spent, not in flight.
+    expect(await spent('r1')).toBe(8);
+    expect(await budget.settled('r1')).toBe(4);
+    // The worker was only slow: its real record settles, and the worst case gives way to it.
     await budget.settle('r1', 'c1', 3);
     expect(await spent('r1')).toBe(7);
-    // A settled call has nothing left to release.
+    expect(await budget.settled('r1')).toBe(3);
+    // A settled call has nothing left to lose.
     await budget.settle('r1', 'c2', 2);
-    expect(await budget.release('r1', 'c2')).toBe(0);
+    expect(await budget.lose('r1', 'c2')).toBe(0);
     expect(await spent('r1')).toBe(5);
+    expect(await budget.settled('r1')).toBe(5);
+  });
+
+  it('settled counts only the run, without its calls in flight', async () => {
+    const { budget } = freshBudget();
+    await budget.reserve('r1', 'c1', 4, 100);
+    await budget.reserve('r10', 'c2', 7, 100);
+    await budget.settle('r1', 'c0', 2);
+    expect(await budget.settled('r1')).toBe(2);
+    expect(await budget.settled('r10')).toBe(0);
   });
 
   it('raiseTo never lowers the counter: reservations of calls in flight are kept', async () => {
