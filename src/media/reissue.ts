@@ -37,12 +37,16 @@ import { decideRetry } from '../queue/backoff.ts';
 import { type Budget, settleRecorded } from '../queue/budget.ts';
 import { type CallBase, failedCallEvent, okCallEvent } from '../queue/call-events.ts';
 import type { InflightJournal } from '../queue/inflight.ts';
+import type { RateController, RateTicket } from '../queue/rate-controller.ts';
 import type { StoreEvent } from '../store/events.ts';
 import type { Store } from '../store/index.ts';
 import type { MediaRow } from '../store/media.ts';
 import type { MediaEvent } from '../store/media-events.ts';
 import { type AnswerData, matchFresh } from './collect.ts';
 import { mediaDeadline } from './expiry.ts';
+
+/** When the shared rate limit holds every search, a re-issue is tried again after this, in ms. */
+const RATE_HOLD_RETRY_MS = 1000;
 
 export interface ReissueDeps {
   store: Store;
@@ -54,6 +58,11 @@ export interface ReissueDeps {
   write(events: MediaEvent[]): Promise<void>;
   budget: Budget;
   inflight: InflightJournal;
+  /**
+   * The shared rate limit of search calls (src/queue/rate-controller.ts): a re-issue takes a
+   * turn like any search, and what its 429 says holds every worker. Absent: not counted.
+   */
+  rate?: Pick<RateController, 'beforeCall' | 'onRateLimited' | 'onSuccess'>;
   workerId: string;
   /** Fresh URLs per media item, at most. */
   maxReissues: number;
@@ -308,6 +317,16 @@ export class Reissuer {
     }
     const request = task.request as SearchRequest;
     const maxCredits = store.runs.get(row.runId)?.maxCredits ?? null;
+    // A turn of the shared rate limit, as every search takes: over it, the item waits.
+    const { rate } = this.#d;
+    const ticket = rate ? await rate.beforeCall() : undefined;
+    if (rate && !ticket) {
+      return {
+        kind: 'wait',
+        delayMs: RATE_HOLD_RETRY_MS,
+        reason: 'the shared rate limit holds every search for now',
+      };
+    }
     const callId = newCallId();
     const base: CallBase = {
       callId,
@@ -338,8 +357,9 @@ export class Reissuer {
         maxCredits,
         call.creditsUsed ?? estimateSearchCredits(request).max,
       );
-      return this.#failure(error, row);
+      return this.#failure(error, row, ticket);
     }
+    rate?.onSuccess();
     const receivedAt = this.#now();
     await this.#recorded(okCallEvent(response, base), maxCredits, response.body.creditsUsed);
     this.#d.log.info(
@@ -363,7 +383,11 @@ export class Reissuer {
     }
   }
 
-  #failure(error: unknown, row: MediaRow): CallResult {
+  async #failure(
+    error: unknown,
+    row: MediaRow,
+    ticket: RateTicket | undefined,
+  ): Promise<CallResult> {
     const decision = decideRetry({
       error,
       attemptsMade: 1,
@@ -372,8 +396,15 @@ export class Reissuer {
       runId: row.runId,
     });
     const message = error instanceof Error ? error.message : String(error);
-    if (decision.kind === 'rate-limit')
+    if (decision.kind === 'rate-limit') {
+      // What the 429 says is every search's to know: the searches hold too.
+      await this.#d.rate
+        ?.onRateLimited(decision.waitMs, message, ticket)
+        .catch((e: unknown) =>
+          this.#d.log.warn({ err: e }, 'could not share what a re-issue 429 said with the others'),
+        );
       return { kind: 'wait', delayMs: decision.waitMs, reason: message };
+    }
     if (decision.kind === 'retry')
       return { kind: 'wait', delayMs: decision.delayMs, reason: message };
     const why = decision.kind === 'pause' ? decision.reason : decision.message;

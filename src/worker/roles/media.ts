@@ -19,6 +19,7 @@ import { mediaRoot, removeOrphanPartials } from '../../media/storage.ts';
 import { MEDIA_JOB_ATTEMPTS, MediaEnqueuer } from '../../queue/media-enqueue.ts';
 import { PriorityAnchor } from '../../queue/media-priority.ts';
 import { QUEUES } from '../../queue/names.ts';
+import { RateController } from '../../queue/rate-controller.ts';
 import { backoffStrategy } from '../../queue/retry.ts';
 import { StoreSink } from '../../queue/store-sink.ts';
 import { directWriter } from '../../store/index.ts';
@@ -171,6 +172,8 @@ export async function startMediaRole(
       write,
       budget: ctx.budget,
       inflight: ctx.inflight,
+      // Re-issues are search calls: they count against the limit every search worker shares.
+      rate: new RateController(ctx.redis, ctx.keys, ctx.searchQueue, log),
       workerId: ctx.workerId,
       maxReissues: settings.maxReissues,
       stopReason: (runId) => ctx.stoppedRuns.reason(runId),
