@@ -188,4 +188,31 @@ describe('Redis lost under a worker', () => {
       await redis.stop();
     }
   });
+
+  it('a stop asked while Redis is away says it waits for Redis, and a second signal ends it', async () => {
+    const dir = path.join(tmp.dir, 'worker-stop');
+    mkdirSync(dir, { recursive: true });
+    const redis = new OwnRedis(await freePort(), dir, false);
+    await redis.start();
+    const settings = testSettings({ dir, prefix: freshPrefix(), apiUrl: sandbox.url });
+    const worker = spawnCli(['worker', '--roles', 'search'], settings, {
+      REDIS_URL: redis.url,
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+    });
+    try {
+      await until(() => worker.stderr().includes('worker started'), 30_000);
+      await redis.stop();
+      await until(() => worker.stderr().includes('is not reachable'), 15_000);
+      worker.child.kill('SIGTERM');
+      // The graceful stop waits for Redis; it says so instead of seeming to hang.
+      await until(() => worker.stderr().includes('still stopping'), 15_000);
+      expect(worker.child.exitCode).toBeNull();
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toBe(4);
+    } finally {
+      worker.child.kill('SIGKILL');
+      await redis.stop();
+    }
+  });
 });

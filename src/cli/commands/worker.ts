@@ -44,6 +44,9 @@ function parseRoles(value: string): Role[] {
   return roles as Role[];
 }
 
+/** How often a graceful stop that is still waiting says so, in ms. */
+const STILL_STOPPING_MS = 5000;
+
 export function registerWorker(program: Command, ctx: CommandContext): void {
   program
     .command('worker')
@@ -162,7 +165,20 @@ Examples:
           'worker started',
         );
         await stopped;
-        await pool.close();
+        // A graceful stop waits for Redis to take the records of calls in flight: while Redis
+        // is away it can wait for good, so say so now and then rather than seem to hang.
+        const stillStopping = setInterval(
+          () =>
+            logger.warn(
+              'still stopping: waiting for calls in flight to end and for Redis to take their records (is Redis reachable?); send the signal again to stop now',
+            ),
+          STILL_STOPPING_MS,
+        );
+        try {
+          await pool.close();
+        } finally {
+          clearInterval(stillStopping);
+        }
       } finally {
         // Also when starting failed (a port in use, say): an open connection would keep the
         // process alive after its error was reported.
