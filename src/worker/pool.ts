@@ -12,6 +12,7 @@ import { Budget } from '../queue/budget.ts';
 import { createRedis } from '../queue/connection.ts';
 import { InflightJournal } from '../queue/inflight.ts';
 import { harvestKeys, QUEUES } from '../queue/names.ts';
+import { RateController } from '../queue/rate-controller.ts';
 import { StoppedRuns } from '../queue/stopped-runs.ts';
 import { StoreSink } from '../queue/store-sink.ts';
 import type { FeederOptions } from '../run/feeder.ts';
@@ -122,6 +123,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
     stoppedRuns,
     record,
     searchGate: new SearchGate(),
+    rate: new RateController(redis, keys, searchQueue, log),
   };
   if (options.client) ctx.client = options.client;
   if (options.store) ctx.store = options.store;

@@ -19,7 +19,6 @@ import { mediaRoot, removeOrphanPartials } from '../../media/storage.ts';
 import { MEDIA_JOB_ATTEMPTS, MediaEnqueuer } from '../../queue/media-enqueue.ts';
 import { PriorityAnchor } from '../../queue/media-priority.ts';
 import { QUEUES } from '../../queue/names.ts';
-import { RateController } from '../../queue/rate-controller.ts';
 import { backoffStrategy } from '../../queue/retry.ts';
 import { StoreSink } from '../../queue/store-sink.ts';
 import { directWriter } from '../../store/index.ts';
@@ -173,7 +172,7 @@ export async function startMediaRole(
       budget: ctx.budget,
       inflight: ctx.inflight,
       // Re-issues are search calls: they count against the limit every search worker shares.
-      rate: new RateController(ctx.redis, ctx.keys, ctx.searchQueue, log),
+      rate: ctx.rate,
       workerId: ctx.workerId,
       maxReissues: settings.maxReissues,
       stopReason: (runId) => ctx.stoppedRuns.reason(runId),

@@ -9,6 +9,7 @@ import type { Logger } from '../../log.ts';
 import type { Budget } from '../../queue/budget.ts';
 import type { InflightJournal } from '../../queue/inflight.ts';
 import type { HarvestKeys } from '../../queue/names.ts';
+import type { RateController } from '../../queue/rate-controller.ts';
 import type { StoppedRuns } from '../../queue/stopped-runs.ts';
 import type { StoreEvent } from '../../store/events.ts';
 import type { EventWriter, NotificationState, Store, TickOutcome } from '../../store/index.ts';
@@ -45,6 +46,11 @@ export interface RoleContext {
   stoppedRuns: StoppedRuns;
   /** Held while media in this process is urgent: searches here then wait (search-gate.ts). */
   searchGate: SearchGate;
+  /**
+   * The pool's one turn-taker of the shared rate limit: searches and media re-issues alike, so
+   * what it observes (the pool's rate, after a 429 that says no count) is all of the pool's.
+   */
+  rate: RateController;
   /** Makes events durable (committed, or in the store queue), trying again until they are. */
   record(events: StoreEvent[]): Promise<void>;
   /** The API client, when the pool has one (any role that calls the API). */

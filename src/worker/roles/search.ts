@@ -61,7 +61,7 @@ export async function startSearchRole(
     budget: ctx.budget,
     inflight: ctx.inflight,
     keys: ctx.keys,
-    rate: new RateController(ctx.redis, ctx.keys, ctx.searchQueue, log),
+    rate: ctx.rate,
     pause: (code, reason) => pauseSearchQueue(ctx.searchQueue, ctx.redis, ctx.keys, code, reason),
     lostCalls: (jobId) => lostCallsOf(ctx.redis, ctx.keys, jobId),
     maxLostCalls: options.maxLostCalls ?? 3,
