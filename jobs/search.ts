@@ -7,6 +7,7 @@
  * Once the API has answered, the record is made durable before anything else can fail: a
  * call the service billed is never made again because its record could not be written.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, type Job } from 'bullmq';
 import type { ApiClient, ApiResponse } from '../src/api/index.ts';
 import type { SearchRequest, SearchResponse } from '../src/contract/index.ts';
@@ -150,9 +151,10 @@ export function createSearchProcessor(deps: SearchDeps) {
 
   /**
    * The budget refuses the task's worst case. When only the reservations of calls in flight
-   * stand in the way (they settle to what their calls cost, usually far less), the job waits
-   * for them, attempt unspent; when what the run's calls cost already leaves no room, the task
-   * fails.
+   * stand in the way (they settle to what their calls cost, usually far less), the task waits
+   * for them: a while here, holding its slot (so the cost of waiting follows the pool's slots,
+   * not the run's backlog), then back at the end of the queue, attempt unspent. When what the
+   * run's calls cost already leaves no room, the task fails.
    */
   async function overBudget(
     data: SearchJobData,
@@ -161,11 +163,11 @@ export function createSearchProcessor(deps: SearchDeps) {
     token: string | undefined,
   ): Promise<never> {
     const max = data.maxCredits ?? 0;
-    if (
-      token !== undefined &&
-      (await deps.budget.settled(data.runId)) + data.estimateMaxCredits <= max
-    ) {
-      await job.moveToDelayed(Date.now() + BUDGET_WAIT_MS * (0.5 + random()), token);
+    const settled =
+      token === undefined ? max : await deps.budget.settled(data.runId, deps.keys.inflight);
+    if (token !== undefined && settled + data.estimateMaxCredits <= max) {
+      await sleep(BUDGET_WAIT_MS * (0.5 + random()));
+      await job.moveToDelayed(Date.now(), token);
       throw new DelayedError();
     }
     const message = `budget of ${data.maxCredits} credits would be exceeded (task may cost up to ${data.estimateMaxCredits})`;
@@ -246,11 +248,15 @@ export function createSearchProcessor(deps: SearchDeps) {
         : undefined;
     learning?.catch(() => {}); // awaited once the record is durable
     await deps.record(events);
-    endJournal(call.callId);
-    if (data.maxCredits !== undefined) {
+    if (data.maxCredits === undefined) endJournal(call.callId);
+    else {
       // A call of unknown cost (no answer, or an unreadable 2xx) keeps its worst case reserved.
+      // It leaves the journal in its settle's script: a reservation is never left behind
+      // without the entry that lets a dead worker's be found.
       const spent = call.creditsUsed ?? data.estimateMaxCredits;
-      await settleRecorded(deps.budget, deps.logger, data.runId, call.callId, spent);
+      await settleRecorded(deps.budget, deps.logger, data.runId, call.callId, spent, {
+        journal: deps.keys.inflight,
+      });
     }
     // From here on Redis failing must not change what the job does: the call is recorded, and
     // an error of its own would spend an attempt (and could fail the task) for a 429 or a 402.

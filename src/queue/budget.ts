@@ -61,14 +61,20 @@ redis.call('HDEL', KEYS[2], field)
 redis.call('HSET', KEYS[2], 'lost|' .. field, reserved)
 return tonumber(reserved)`;
 
-// KEYS: counter, reservations. ARGV: run id. The counter less the reservations of the run's
-// calls in flight: what its calls cost, or may have cost (unknown and lost ones at worst).
+// KEYS: counter, reservations, journal of calls in flight. ARGV: run id. The counter less the
+// reservations of the run's calls still in flight (in the journal): what its calls cost, or may
+// have cost (unknown and lost ones at worst). A reservation whose call left the journal without
+// settling (its settle failed) stays counted: nothing would ever settle it.
 const SETTLED = `
 local total = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 local prefix = ARGV[1] .. '|'
 local all = redis.call('HGETALL', KEYS[2])
 for i = 1, #all, 2 do
-  if string.sub(all[i], 1, #prefix) == prefix then total = total - tonumber(all[i + 1]) end
+  local field = all[i]
+  if string.sub(field, 1, #prefix) == prefix
+    and redis.call('HEXISTS', KEYS[3], string.sub(field, #prefix + 1)) == 1 then
+    total = total - tonumber(all[i + 1])
+  end
 end
 return total`;
 
@@ -158,16 +164,17 @@ export class Budget {
   }
 
   /**
-   * Credits the run's recorded and lost calls account for: the counter without the
-   * reservations of its calls in flight, which settle to what they cost (usually far less).
+   * Credits the run's calls account for, without the reservations of its calls still in flight
+   * (in the journal `journal`), which settle to what they cost, usually far less.
    */
-  async settled(runId: string): Promise<number> {
+  async settled(runId: string, journal: string): Promise<number> {
     return (await evalScript(
       this.#redis,
       SETTLED,
-      2,
+      3,
       this.#keys.budget,
       this.#keys.reservations,
+      journal,
       runId,
     )) as number;
   }

@@ -2,6 +2,7 @@
  * Starting and resuming runs. A run's tasks are rows in SQLite before they are jobs in Redis,
  * so a Redis that lost everything costs a resume, not a run.
  */
+import { estimateSearchCredits, type SearchRequest } from '../contract/index.ts';
 import { HarvestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { kindsToSave } from '../media/kinds.ts';
@@ -227,8 +228,9 @@ export async function resumeRun(
   const live = await liveTaskKeys(runtime.searchQueue, runId);
   const redrivenStoreJobs = await redriveFailedStoreJobs(runtime.storeQueue);
   const committedStoreJobs = await commitStoreBacklog(runtime);
-  const spent = store.calls.totals(runId).creditsUsed;
-  await new Budget(runtime.redis, runtime.keys).raiseTo(runId, spent);
+  // What SQLite says was spent, calls of unknown cost at their task's worst case (as the
+  // budget counts them): after a Redis that lost its data, the counter starts from it.
+  await new Budget(runtime.redis, runtime.keys).raiseTo(runId, spentAtWorst(runtime, runId));
   const retried = options.retryFailed ? await requeueFailedTasks(runtime, runId) : 0;
   // A failed job keeps its id taken; SQLite, not Redis, says which tasks are unfinished.
   await removeFailedJobs(runtime.searchQueue, runId);
@@ -313,4 +315,15 @@ export async function requeueUnfinished(
   const requeued = await enqueueRun(runtime, runId, pipeline, undefined, live);
   runtime.store.runs.finishIfDone(runId);
   return requeued;
+}
+
+/** The run's known credits, plus each call of unknown cost at its task's worst case. */
+function spentAtWorst(runtime: Runtime, runId: string): number {
+  const { store } = runtime;
+  let credits = store.calls.totals(runId).creditsUsed;
+  for (const { taskKey, calls } of store.calls.unknownCostByTask(runId)) {
+    const task = store.tasks.get(runId, taskKey);
+    if (task) credits += calls * estimateSearchCredits(task.request as SearchRequest).max;
+  }
+  return credits;
 }

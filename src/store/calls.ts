@@ -41,6 +41,8 @@ export interface CallsTable {
   summary(runId: string): CallSummary;
   /** `summary` without the per-outcome split, read from counters: cheap enough to poll. */
   totals(runId: string): CallTotals;
+  /** Calls of the run of unknown cost (no answer read, lost with a worker), by task key. */
+  unknownCostByTask(runId: string): { taskKey: string; calls: number }[];
   /** The run's most recent failed calls, newest first; default limit 5. */
   recentErrors(runId: string, limit?: number): CallError[];
 }
@@ -109,6 +111,10 @@ export function createCallsTable(db: Database): CallsTable {
     `SELECT calls, credits_used AS creditsUsed, unknown_cost_calls AS unknownCostCalls
      FROM run_counts WHERE run_id = ?`,
   );
+  const unknownByTask = db.prepare<[string], { taskKey: string; calls: number }>(
+    `SELECT task_key AS taskKey, COUNT(*) AS calls FROM calls
+     WHERE run_id = ? AND credits_used IS NULL GROUP BY task_key`,
+  );
   const errors = db.prepare<[string, number], CallError>(
     `SELECT task_key AS taskKey, attempt, outcome, status, error_message AS errorMessage,
             started_at AS startedAt
@@ -143,6 +149,7 @@ export function createCallsTable(db: Database): CallsTable {
       return s;
     },
     totals: (runId) => totals.get(runId) ?? { calls: 0, creditsUsed: 0, unknownCostCalls: 0 },
+    unknownCostByTask: (runId) => unknownByTask.all(runId),
     recentErrors: (runId, limit = 5) => errors.all(runId, limit),
   };
 }

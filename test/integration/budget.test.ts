@@ -7,12 +7,16 @@ import { testRedis } from '../helpers/redis.ts';
 
 const defer = useCleanup();
 
-function freshBudget(): { budget: Budget; spent: (runId: string) => Promise<number> } {
+function freshBudget() {
   const { prefix, redis } = testRedis(defer);
   const keys = harvestKeys(prefix);
   return {
     budget: new Budget(redis, keys),
-    spent: async (runId) => Number((await redis.hget(keys.budget, runId)) ?? 0),
+    spent: async (runId: string) => Number((await redis.hget(keys.budget, runId)) ?? 0),
+    /** The journal of calls in flight: `settled` subtracts only reservations of calls in it. */
+    journal: keys.inflight,
+    inFlight: (...callIds: string[]) =>
+      redis.hset(keys.inflight, ...callIds.flatMap((id) => [id, '{}'])),
   };
 }
 
@@ -29,32 +33,38 @@ describe('Budget', () => {
   });
 
   it('keeps the reservation of a call lost with its worker counted, until its record settles it', async () => {
-    const { budget, spent } = freshBudget();
+    const { budget, spent, journal, inFlight } = freshBudget();
     await budget.reserve('r1', 'c1', 4, 10);
     await budget.reserve('r1', 'c2', 4, 10);
+    await inFlight('c2');
     expect(await budget.lose('r1', 'c1')).toBe(4);
     expect(await budget.lose('r1', 'c1')).toBe(0);
     // The service may have billed it: its worst case stays counted, as spent, not in flight.
     expect(await spent('r1')).toBe(8);
-    expect(await budget.settled('r1')).toBe(4);
+    expect(await budget.settled('r1', journal)).toBe(4);
     // The worker was only slow: its real record settles, and the worst case gives way to it.
     await budget.settle('r1', 'c1', 3);
     expect(await spent('r1')).toBe(7);
-    expect(await budget.settled('r1')).toBe(3);
+    expect(await budget.settled('r1', journal)).toBe(3);
     // A settled call has nothing left to lose.
-    await budget.settle('r1', 'c2', 2);
+    await budget.settle('r1', 'c2', 2, { journal });
     expect(await budget.lose('r1', 'c2')).toBe(0);
     expect(await spent('r1')).toBe(5);
-    expect(await budget.settled('r1')).toBe(5);
+    expect(await budget.settled('r1', journal)).toBe(5);
   });
 
-  it('settled counts only the run, without its calls in flight', async () => {
-    const { budget } = freshBudget();
+  it("settled leaves out only the reservations of the run's calls still in flight", async () => {
+    const { budget, journal, inFlight } = freshBudget();
     await budget.reserve('r1', 'c1', 4, 100);
     await budget.reserve('r10', 'c2', 7, 100);
+    await inFlight('c1', 'c2');
     await budget.settle('r1', 'c0', 2);
-    expect(await budget.settled('r1')).toBe(2);
-    expect(await budget.settled('r10')).toBe(0);
+    expect(await budget.settled('r1', journal)).toBe(2);
+    expect(await budget.settled('r10', journal)).toBe(0);
+    // A reservation whose call left the journal unsettled (its settle failed for good):
+    // nothing will settle it, so it counts as spent, at its worst case.
+    await budget.reserve('r1', 'c3', 5, 100);
+    expect(await budget.settled('r1', journal)).toBe(7);
   });
 
   it('raiseTo never lowers the counter: reservations of calls in flight are kept', async () => {

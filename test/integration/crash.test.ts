@@ -134,7 +134,7 @@ describe('crash safety', () => {
     expect(Number(await redis.hget(keys.budget, runId))).toBe(
       summary.creditsUsed + summary.unknownCostCalls * maxPerCall,
     );
-    expect(await new Budget(redis, keys).settled(runId)).toBe(
+    expect(await new Budget(redis, keys).settled(runId, keys.inflight)).toBe(
       summary.creditsUsed + summary.unknownCostCalls * maxPerCall,
     );
     const marks = Object.keys(await redis.hgetall(keys.reservations));
