@@ -31,6 +31,14 @@ export function dueAtOf(job: Job): number {
   return job.opts.prevMillis ?? job.timestamp + (job.opts.delay ?? 0);
 }
 
+/**
+ * When a tick job's tick was due: the time it carries (a missed tick queued by `schedule
+ * apply`), else its scheduler's. What the processor and the failed handler both record under.
+ */
+export function tickDueAt(job: Job, data: { dueAt?: number | undefined }): number {
+  return data.dueAt ?? dueAtOf(job);
+}
+
 function parse<S extends z.ZodType>(schema: S, job: Job): z.infer<S> {
   const parsed = schema.safeParse(job.data);
   if (!parsed.success) {
@@ -45,7 +53,7 @@ export function createRunsProcessor(deps: RunsProcessorDeps) {
     switch (job.name) {
       case RUNS_JOBS.tick: {
         const data = parse(TickJobDataSchema, job);
-        const row = await deps.tick(data, data.dueAt ?? dueAtOf(job));
+        const row = await deps.tick(data, tickDueAt(job, data));
         return { outcome: row.outcome, runId: row.runId, reason: row.reason };
       }
       case RUNS_JOBS.notify: {

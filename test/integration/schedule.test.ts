@@ -6,11 +6,13 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { pipelineTextHash } from '../../src/pipeline/canonical.ts';
+import { missedTickJobId } from '../../src/queue/names.ts';
 import { loadValidPipeline, startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { readSchedules } from '../../src/schedule/schedulers.ts';
 import { runTick } from '../../src/schedule/tick.ts';
 import type { TickRow } from '../../src/store/index.ts';
+import { startLocalPool } from '../../src/worker/local.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { applySchedule, runsQueue, waitForTicks } from '../helpers/schedule.ts';
@@ -159,6 +161,53 @@ describe('scheduled runs', () => {
       reason: 'its schedule was removed before the tick could start a run',
     });
     expect(h.runtime.store.runs.list({ pipelineName: 'gone' })).toEqual([]);
+  });
+
+  it('a missed tick that fails for good is recorded failed under its due time, and holds nothing back', async () => {
+    const h = await harness();
+    const queue = runsQueue(h);
+    defer(() => queue.close());
+    await applySchedule(queue, h.writePipeline('flaky', pipeline('flaky', '0 0 6 1 1 *')));
+    const [schedule] = await readSchedules(queue);
+    // A missed tick as `schedule apply` queues it (its due time in its data), with one attempt
+    // left, met by a database locked while the run is recorded.
+    const dueAt = Date.now() - 60_000;
+    await queue.add(
+      'tick',
+      { pipelineName: 'flaky', yamlText: schedule!.yamlText, pipelineHash: schedule!.hash, dueAt },
+      { jobId: missedTickJobId('flaky', dueAt), attempts: 1 },
+    );
+    const store = h.runtime.store;
+    const lockedRuns = new Proxy(store.runs, {
+      get(target, key) {
+        if (key === 'create') {
+          return () => {
+            throw new Error('database is locked');
+          };
+        }
+        const value = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const locked = new Proxy(store, {
+      get(target, key) {
+        if (key === 'runs') return lockedRuns;
+        const value = Reflect.get(target, key);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const pool = await startLocalPool(h.settings, {
+      roles: ['runs'],
+      store: locked,
+      logger: h.logger,
+      runs: { pollMs: 200 },
+    });
+    defer(() => pool.close());
+    // It was recorded under the time the pool took it, and its own row stayed `starting`, so
+    // the schedule's next ticks were skipped as "still starting its run" for 15 minutes.
+    const [tick] = await waitForTicks(h, 'flaky', (t) => t.some((x) => x.outcome === 'failed'));
+    expect(tick).toMatchObject({ dueAt, outcome: 'failed' });
+    expect(store.ticks.list('flaky', 10)).toHaveLength(1);
   });
 
   it('a tick delivered again after its worker died neither starts a second run nor strands the first', async () => {

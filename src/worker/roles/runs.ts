@@ -5,7 +5,7 @@
  * due (src/notify/due.ts).
  */
 import { Queue, Worker } from 'bullmq';
-import { createRunsProcessor, dueAtOf } from '../../../jobs/runs.ts';
+import { createRunsProcessor, tickDueAt } from '../../../jobs/runs.ts';
 import type { Settings } from '../../config.ts';
 import { enqueueDueNotifications } from '../../notify/due.ts';
 import { sendNotification } from '../../notify/send.ts';
@@ -94,7 +94,7 @@ export async function startRunsRole(
     const data = TickJobDataSchema.safeParse(job.data);
     if (!data.success) return;
     try {
-      fail(runtime, data.data.pipelineName, dueAtOf(job), error.message);
+      fail(runtime, data.data.pipelineName, tickDueAt(job, data.data), error.message);
       ctx.metrics?.tick('failed');
     } catch (e) {
       log.error({ err: e, jobId: job.id }, 'could not record the failed tick');
