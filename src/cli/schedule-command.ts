@@ -92,7 +92,11 @@ export async function applyCommand(
   const next = new Map(after.map((s) => [s.name, s.next]));
   const nowMs = Date.now();
   const width = Math.max(0, ...actions.map((a) => a.name.length));
-  const rows = actions.map((a) => describeAction(a, next.get(a.name) ?? null, nowMs, width));
+  // A dry run changed nothing: a changed schedule's next tick is its new cron's, not the
+  // scheduler's still in Redis.
+  const nextOf = (a: ScheduleAction) =>
+    opts.dryRun && a.kind !== 'unchanged' ? null : (next.get(a.name) ?? null);
+  const rows = actions.map((a) => describeAction(a, nextOf(a), nowMs, width));
   const notifying = pipelines.some((p) => p.schedule && notifyOf(p.schedule.yamlText));
   if (notifying && !settings.notifySecret) {
     process.stderr.write(
@@ -196,7 +200,9 @@ export function describeSchedule(
   nowMs: number,
 ) {
   const tz = s.tz ?? DEFAULT_TZ;
-  const times = s.cron ? upcomingTimes(s.cron, tz, s.next, count, nowMs) : [];
+  // Missed ticks kept by a re-apply come first: they run once a worker takes them.
+  const upcoming = s.cron ? upcomingTimes(s.cron, tz, s.next, count, nowMs) : [];
+  const times = [...new Set([...s.missed, ...upcoming])].slice(0, count);
   const notify = notifyOf(s.yamlText) ?? null;
   const lines = [`${s.name}  ${s.cron ?? '?'}  ${tz}${s.file ? `  ${s.file}` : ''}`];
   times.forEach((t, i) => {

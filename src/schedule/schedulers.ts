@@ -14,6 +14,11 @@ export interface ScheduleInfo extends ExistingSchedule {
   /** The template's pipeline text and file (undefined for a scheduler harvest did not make). */
   yamlText: string | undefined;
   file: string | undefined;
+  /**
+   * Due times of its missed ticks waiting for a worker with the runs role: ticks that were due
+   * when a changed file was applied, kept as jobs of their own (oldest first).
+   */
+  missed: number[];
 }
 
 /** Options of every tick job: a failed tick (a locked database, say) is tried again. */
@@ -27,6 +32,7 @@ const TICK_JOB_OPTIONS = {
 /** Every scheduler of the queue, the next due first. */
 export async function readSchedules(queue: Queue): Promise<ScheduleInfo[]> {
   const all = await queue.getJobSchedulers(0, -1, true);
+  const missed = await missedTicks(queue);
   return all.map((s) => {
     const data = TickJobDataSchema.safeParse(s.template?.data);
     return {
@@ -37,8 +43,25 @@ export async function readSchedules(queue: Queue): Promise<ScheduleInfo[]> {
       next: s.next ?? null,
       yamlText: data.success ? data.data.yamlText : undefined,
       file: data.success ? data.data.file : undefined,
+      missed: missed.get(s.key) ?? [],
     };
   });
+}
+
+/** Missed ticks that wait for a worker, by pipeline: their due times, oldest first. */
+async function missedTicks(queue: Queue): Promise<Map<string, number[]>> {
+  const byName = new Map<string, number[]>();
+  const jobs = await queue.getJobs(['waiting', 'delayed', 'prioritized']);
+  for (const job of jobs) {
+    if (!job?.id?.startsWith('missed-tick-')) continue;
+    const data = TickJobDataSchema.safeParse(job.data);
+    if (!data.success || data.data.dueAt === undefined) continue;
+    const list = byName.get(data.data.pipelineName) ?? [];
+    list.push(data.data.dueAt);
+    byName.set(data.data.pipelineName, list);
+  }
+  for (const list of byName.values()) list.sort((a, b) => a - b);
+  return byName;
 }
 
 async function upsert(queue: Queue, s: DesiredSchedule): Promise<void> {

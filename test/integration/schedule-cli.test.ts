@@ -7,6 +7,7 @@ import type { Settings } from '../../src/config.ts';
 import { createRedis } from '../../src/queue/connection.ts';
 import { QUEUES } from '../../src/queue/names.ts';
 import { readSchedules } from '../../src/schedule/schedulers.ts';
+import { nextTimes } from '../../src/schedule/times.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { runCli } from '../helpers/cli.ts';
 import { deletePrefix, freshPrefix } from '../helpers/redis.ts';
@@ -33,6 +34,9 @@ function setUp(): { settings: Settings; dir: string; write(name: string, text: s
     },
   };
 }
+
+const timed = (cron: string, tz: string) =>
+  `name: dr\nsearches:\n  - query: x\nschedule:\n  cron: "${cron}"\n  tz: ${tz}\n`;
 
 const pipeline = (name: string, schedule = '') =>
   `name: ${name}\nsearches:\n  - query: "${name}"\n${schedule}`;
@@ -150,5 +154,51 @@ describe('harvest schedule', () => {
     expect(twice.code).toBe(2);
     expect(twice.stderr).toContain('a pipeline name is in several files');
     expect(await names(settings)).toEqual([]);
+  }, 60_000);
+
+  it('--dry-run of a changed schedule says the next time of its new cron and time zone', async () => {
+    const { settings, write } = setUp();
+    const file = write('dr', '');
+    writeFileSync(file, timed('0 6 * * 1', 'Europe/Berlin'));
+    expect((await runCli(['schedule', 'apply', file], settings)).code).toBe(0);
+
+    // The cron and the time zone change: 21:30 every day in New York.
+    writeFileSync(file, timed('30 21 * * *', 'America/New_York'));
+    const dry = await runCli(['schedule', 'apply', file, '--dry-run', '--json'], settings);
+    expect(dry.code).toBe(0);
+    const [action] = JSON.parse(dry.stdout).actions;
+    expect(action).toMatchObject({ action: 'update', cron: '30 21 * * *' });
+    // Not the old scheduler's next time (Monday 06:00 Berlin, shown in New York), a time the
+    // new cron never fires at.
+    expect(action.next).toMatch(/T21:30:00-0[45]:00$/);
+
+    const real = await runCli(['schedule', 'apply', file, '--json'], settings);
+    const [applied] = JSON.parse(real.stdout).actions;
+    const expected = nextTimes('30 21 * * *', 'America/New_York', Date.now(), 1)[0] as number;
+    expect(Date.parse(applied.next)).toBe(expected);
+    expect(action.next).toBe(applied.next);
+  }, 60_000);
+
+  it('ls still shows a due tick that re-applying a changed file kept', async () => {
+    const { settings, write } = setUp();
+    const file = write('dr', '');
+    const second = new Date(Date.now() + 5000).getUTCSeconds();
+    writeFileSync(file, timed(`${second} * * * * *`, 'UTC'));
+    const created = await runCli(['schedule', 'apply', file, '--json'], settings);
+    const due = Date.parse(JSON.parse(created.stdout).actions[0].next);
+    await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now()) + 1500));
+    const before = await runCli(['schedule', 'ls', '--json'], settings);
+    const [b] = JSON.parse(before.stdout);
+    const dueAt = Date.parse(b.next[0].at);
+    expect(dueAt).toBeLessThan(Date.now());
+    expect(before.stdout.length).toBeGreaterThan(0);
+
+    // The file changes; the due tick is kept in Redis (missed-tick job) and runs once a worker
+    // with the runs role starts.
+    writeFileSync(file, `# edited\n${timed(`${second} * * * * *`, 'UTC')}`);
+    expect((await runCli(['schedule', 'apply', file], settings)).code).toBe(0);
+    const after = await runCli(['schedule', 'ls', '--json'], settings);
+    const [a] = JSON.parse(after.stdout);
+    expect(a.next.map((n: { at: string }) => Date.parse(n.at))).toContain(dueAt);
   }, 60_000);
 });

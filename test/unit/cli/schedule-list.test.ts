@@ -5,7 +5,7 @@ import type { TickRow } from '../../../src/store/index.ts';
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0); // a Monday
 const YAML = 'name: weekly\nschedule:\n  cron: "0 6 * * 1"\n  notify: https://hooks.example/h\n';
 
-const info = (next: number | null) => ({
+const info = (next: number | null, missed: number[] = []) => ({
   name: 'weekly',
   cron: '0 6 * * 1',
   tz: 'Europe/Berlin',
@@ -13,6 +13,7 @@ const info = (next: number | null) => ({
   next,
   yamlText: YAML,
   file: '/srv/pipelines/weekly.yaml',
+  missed,
 });
 
 describe('schedule ls', () => {
@@ -51,5 +52,15 @@ describe('schedule ls', () => {
       '  next  Mon 2026-11-23 06:00:00 +01:00  (due: no worker with the runs role has taken it yet)',
     );
     expect(d.lines[2]).toBe('        Mon 2026-11-30 06:00:00 +01:00');
+  });
+
+  it('lists first, as due, a missed tick a re-apply kept waiting for a worker', () => {
+    const missed = Date.UTC(2026, 10, 23, 5, 0, 0);
+    const next = Date.UTC(2026, 10, 30, 5, 0, 0);
+    const d = describeSchedule(info(next, [missed]), null, 2, NOW);
+    expect(d.lines.slice(1, 3)).toEqual([
+      '  next  Mon 2026-11-23 06:00:00 +01:00  (due: no worker with the runs role has taken it yet)',
+      '        Mon 2026-11-30 06:00:00 +01:00',
+    ]);
   });
 });

@@ -42,7 +42,16 @@ describe('schedule times agree with the ticks BullMQ fires', () => {
     // As `schedule ls` reads it from Redis: BullMQ's queued next tick (Sun 30 Aug 2026).
     const queuedNext = bullmqTicks(cron, tz, Date.UTC(2026, 7, 25, 12), 1)[0] as number;
     const listed = describeSchedule(
-      { name: 'weekly', cron, tz, hash: 'h', next: queuedNext, yamlText: undefined, file: 'x' },
+      {
+        name: 'weekly',
+        cron,
+        tz,
+        hash: 'h',
+        next: queuedNext,
+        yamlText: undefined,
+        file: 'x',
+        missed: [],
+      },
       null,
       3,
       Date.UTC(2026, 7, 25, 12),
