@@ -68,6 +68,36 @@ async function startsOf(harness: Harness): Promise<{ started: number; made: numb
   return { started, made };
 }
 
+/**
+ * A budgeted run whose search worker (a `harvest worker` process) is killed with 8 calls in
+ * flight, once the service has them: they are billed, and recorded LOST by the store pool's
+ * reaper, which the caller closes.
+ */
+async function lostWithAWorker(harness: Harness, name: string) {
+  const file = harness.writePipeline(name, pipeline(name));
+  // The database host: store role only (it also reaps the calls of dead workers).
+  const storePool = await startLocalPool(harness.settings, {
+    roles: ['store'],
+    store: harness.runtime.store,
+    logger: harness.logger,
+    lockDurationMs: 1000,
+  });
+  const { runId } = await startRun(harness.runtime, file, { logger: harness.logger });
+  const args = ['worker', '--roles', 'search', '-c', '8', '--lock-duration', '1000'];
+  const child = spawn(process.execPath, [BIN, ...args, '--stalled-interval', '500'], {
+    env: harvestEnv(harness),
+    stdio: 'ignore',
+  });
+  children.add(child);
+  const journal = new InflightJournal(harness.runtime.redis, harness.runtime.keys);
+  while ((await journal.pending()) < 8) await sleep(10);
+  await sleep(400); // the requests have reached the service (it answers after 1.2 s)
+  child.kill('SIGKILL');
+  await new Promise((r) => child.once('exit', r));
+  while ((await journal.pending()) > 0) await sleep(100);
+  return { runId, storePool };
+}
+
 describe('a budgeted run', () => {
   it('fails no task over budget while what was spent plus its worst case fits', async () => {
     // 16 calls in flight reserve 32 credits of 24: the others wait for them to settle.
@@ -87,41 +117,8 @@ describe('a budgeted run', () => {
 
   it('the service never bills more than budget.maxCredits, even when a worker dies mid-call', async () => {
     h = await startHarness({ sandbox: { latency: { minMs: 1200, maxMs: 1200 } } });
-    const file = h.writePipeline('budget-lost', pipeline('budget-lost'));
-    // The database host: store role only (it also reaps the calls of dead workers).
-    pools.push(
-      await startLocalPool(h.settings, {
-        roles: ['store'],
-        store: h.runtime.store,
-        logger: h.logger,
-        lockDurationMs: 1000,
-      }),
-    );
-    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        'worker',
-        '--roles',
-        'search',
-        '-c',
-        '8',
-        '--lock-duration',
-        '1000',
-        '--stalled-interval',
-        '500',
-      ],
-      { env: harvestEnv(h), stdio: 'ignore' },
-    );
-    children.add(child);
-    const journal = new InflightJournal(h.runtime.redis, h.runtime.keys);
-    while ((await journal.pending()) < 8) await sleep(10);
-    await sleep(400); // the requests have reached the service (it answers after 1.2 s)
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
-    // The 8 calls reach the service and are billed; their worker is gone.
-    while ((await journal.pending()) > 0) await sleep(100);
+    const { runId, storePool } = await lostWithAWorker(h, 'budget-lost');
+    pools.push(storePool);
 
     pools.push(
       await startLocalPool(h.settings, {
@@ -185,37 +182,7 @@ describe('a budgeted run', () => {
 
   it('a resumed run still counts the worst case of calls lost with their worker', async () => {
     h = await startHarness({ sandbox: { latency: { minMs: 1200, maxMs: 1200 } } });
-    const file = h.writePipeline('budget-loss', pipeline('budget-loss'));
-    const storePool = await startLocalPool(h.settings, {
-      roles: ['store'],
-      store: h.runtime.store,
-      logger: h.logger,
-      lockDurationMs: 1000,
-    });
-    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
-    const child = spawn(
-      process.execPath,
-      [
-        BIN,
-        'worker',
-        '--roles',
-        'search',
-        '-c',
-        '8',
-        '--lock-duration',
-        '1000',
-        '--stalled-interval',
-        '500',
-      ],
-      { env: harvestEnv(h), stdio: 'ignore' },
-    );
-    children.add(child);
-    const journal = new InflightJournal(h.runtime.redis, h.runtime.keys);
-    while ((await journal.pending()) < 8) await sleep(10);
-    await sleep(400);
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
-    while ((await journal.pending()) > 0) await sleep(100);
+    const { runId, storePool } = await lostWithAWorker(h, 'budget-loss');
     await sleep(300);
     const budget = new Budget(h.runtime.redis, h.runtime.keys);
     const before = await budget.settled(runId, h.runtime.keys.inflight);
