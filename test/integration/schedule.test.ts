@@ -132,7 +132,12 @@ describe('scheduled runs', () => {
     );
     await applySchedule(queue, edited);
     await h.startPool({ roles: ['search', 'store', 'runs'], runs: { pollMs: 200 } });
-    const [tick] = await waitForTicks(h, 'edited', (t) => t.length >= 1);
+    // Once its run has started: a tick is `starting` while its run is recorded.
+    const [tick] = await waitForTicks(
+      h,
+      'edited',
+      (t) => t.length >= 1 && t[0]?.outcome !== 'starting',
+    );
     await queue.removeJobScheduler('edited');
     expect(tick).toMatchObject({ dueAt: before!.next, outcome: 'started' });
     expect(tick!.pipelineHash).toBe(pipelineTextHash(readFileSync(edited, 'utf8')));
