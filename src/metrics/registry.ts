@@ -37,18 +37,26 @@ function collected(
   spec: { name: string; help: string; labelNames?: string[] },
   read: (gauge: Gauge) => Promise<void> | void,
 ): void {
+  // One collection at a time: scrapes that overlap (two Prometheus servers, a curl during a
+  // scrape) share the gauge, and one's reset would wipe what another had set between its awaits.
+  let collecting: Promise<void> | undefined;
   new Gauge({
     ...spec,
     labelNames: spec.labelNames ?? [],
     registers: [registry],
     async collect() {
-      this.reset();
-      try {
-        await read(this);
-      } catch (error) {
+      collecting ??= (async () => {
         this.reset();
-        log.warn({ err: error, metric: spec.name }, 'metric not collected');
-      }
+        try {
+          await read(this);
+        } catch (error) {
+          this.reset();
+          log.warn({ err: error, metric: spec.name }, 'metric not collected');
+        }
+      })().finally(() => {
+        collecting = undefined;
+      });
+      await collecting;
     },
   });
 }
@@ -57,9 +65,11 @@ export function createWorkerMetrics(sources: MetricsSources): WorkerMetrics {
   const { redis, prefix, keys, store, logger: log } = sources;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'harvest_' });
-  const queues = Object.values(QUEUES).map(
-    (name) => new Queue(name, { connection: redis, prefix }),
-  );
+  const queues = Object.values(QUEUES).map((name) => {
+    const queue = new Queue(name, { connection: redis, prefix });
+    queue.on('error', () => {}); // Redis going away is said once (src/cli/redis-watch.ts)
+    return queue;
+  });
 
   collected(
     registry,

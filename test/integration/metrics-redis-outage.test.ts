@@ -1,0 +1,84 @@
+/**
+ * The metrics endpoint while Redis is away (a redis-server of this test's own, killed).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { startWorkerMetrics } from '../../src/metrics/index.ts';
+import { useCleanup } from '../helpers/cleanup.ts';
+import { startHarness } from '../helpers/harness.ts';
+import { parsePrometheusText } from '../helpers/prometheus.ts';
+
+const defer = useCleanup();
+
+async function freePort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const { port } = s.address() as AddressInfo;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+async function timedScrape(url: string, ms: number) {
+  const started = Date.now();
+  try {
+    const res = await fetch(url, { signal: AbortSignal.timeout(ms) });
+    return { status: res.status, text: await res.text(), ms: Date.now() - started };
+  } catch (e) {
+    return { status: 0, text: String(e), ms: Date.now() - started };
+  }
+}
+
+describe('metrics while Redis is down', () => {
+  it('answer promptly with what this process knows, and again once Redis is back', async () => {
+    const h = await startHarness();
+    defer(() => h.stop());
+    const port = await freePort();
+    const spawnRedis = () => {
+      const p: ChildProcess = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+        { stdio: 'ignore' },
+      );
+      return p;
+    };
+    let redis = spawnRedis();
+    defer(() => redis.kill('SIGKILL'));
+    await sleep(300);
+    const metrics = await startWorkerMetrics(
+      { ...h.settings, redisUrl: `redis://127.0.0.1:${port}` },
+      { host: '127.0.0.1', port: 0, store: h.runtime.store, logger: h.logger },
+    );
+    defer(() => metrics.close());
+    const up = await timedScrape(metrics.url, 10_000);
+    expect(up.status).toBe(200);
+
+    redis.kill('SIGKILL');
+    await sleep(300);
+    const down = await timedScrape(metrics.url, 10_000);
+    const down2 = await timedScrape(metrics.url, 10_000);
+    redis = spawnRedis();
+    await sleep(1500);
+    const back = await timedScrape(metrics.url, 10_000);
+    const summary = {
+      down: { status: down.status, fast: down.ms < 5000 },
+      down2: { status: down2.status, fast: down2.ms < 5000 },
+      back: back.status,
+    };
+    expect(summary).toEqual({
+      down: { status: 200, fast: true },
+      down2: { status: 200, fast: true },
+      back: 200,
+    });
+    const fams = parsePrometheusText(down.text);
+    expect(fams.has('harvest_api_calls_total') || fams.has('harvest_api_credits_used_total')).toBe(
+      true,
+    );
+    expect(fams.get('harvest_media_files')?.samples.length).toBe(4);
+    expect(
+      parsePrometheusText(back.text).get('harvest_queue_jobs')?.samples.length,
+    ).toBeGreaterThan(0);
+  }, 60_000);
+});
