@@ -57,9 +57,11 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   const readOnly = !options.allowActions;
   const redis = createRedis(options.redisUrl, 'client');
   redis.on('error', () => {}); // a Redis that goes away shows as errors in the page
-  const queues = (options.queueNames ?? Object.values(QUEUES)).map(
-    (name) => new Queue(name, { connection: redis, prefix: options.prefix }),
-  );
+  const queues = (options.queueNames ?? Object.values(QUEUES)).map((name) => {
+    const queue = new Queue(name, { connection: redis, prefix: options.prefix });
+    queue.on('error', () => {}); // shown in the page, not once per reconnection on stderr
+    return queue;
+  });
   // A browser keeps its connections open: closing must not wait for them.
   const app = Fastify({ logger: false, forceCloseConnections: true });
   const close = async () => {
