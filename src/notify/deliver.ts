@@ -10,6 +10,8 @@ export interface PostOutcome {
 }
 
 /** Longest part of a receiver's answer quoted in an error, in characters. */
+/** Bytes of an error answer read, at most: enough for QUOTED_CHARS characters of UTF-8. */
+const QUOTED_BYTES = 4096;
 const QUOTED_CHARS = 200;
 
 export async function postWebhook(
@@ -29,8 +31,9 @@ export async function postWebhook(
       bodyTimeout: timeoutMs,
       signal: AbortSignal.timeout(timeoutMs),
     });
-    const text = await res.body.text().catch(() => '');
     const ok = res.statusCode >= 200 && res.statusCode < 300;
+    // Only what is quoted is read: a receiver's error page may be of any size.
+    const text = ok ? (res.body.destroy(), '') : await readQuoted(res.body);
     const error = ok
       ? null
       : `the receiver answered ${res.statusCode}${text ? `: ${text.slice(0, QUOTED_CHARS)}` : ''}`;
@@ -39,4 +42,22 @@ export async function postWebhook(
     const message = cause instanceof Error ? cause.message : String(cause);
     return { status: null, error: `no answer from the receiver: ${message}`, durationMs: took() };
   }
+}
+
+/** The start of an answer's body, enough to quote; the rest is not read. */
+async function readQuoted(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
+  const parts: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      parts.push(chunk);
+      size += chunk.length;
+      if (size >= QUOTED_BYTES) break;
+    }
+  } catch {
+    // The status says enough.
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(parts).subarray(0, QUOTED_BYTES).toString('utf8');
 }
