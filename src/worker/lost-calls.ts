@@ -22,6 +22,8 @@ export interface LostCallsOptions {
   redis: Redis;
   keys: HarvestKeys;
   record(events: StoreEvent[]): Promise<void>;
+  /** Told of the lost calls this pool recorded and took off the journal (its metrics). */
+  counted?: (events: StoreEvent[]) => void;
   log: Logger;
   /** How often to look for lost calls, in ms. Default min(5000, heartbeat TTL). */
   reapIntervalMs?: number;
@@ -70,8 +72,10 @@ export async function watchLostCalls(options: LostCallsOptions): Promise<LostCal
   }
 
   async function reapOnce(): Promise<number> {
-    const reaped = await inflight.reap(options.record, Date.now());
+    const nowMs = Date.now();
+    const reaped = await inflight.reap(options.record, nowMs);
     await settleLost(reaped);
+    options.counted?.(reaped.map((c) => lostCallEvent(c, nowMs)));
     return reaped.length;
   }
 
@@ -86,7 +90,9 @@ export async function watchLostCalls(options: LostCallsOptions): Promise<LostCal
       const calls = await inflight.ofWorker(workerId);
       if (calls.length === 0) return 0;
       const nowMs = Date.now();
-      await options.record(calls.map((c) => lostCallEvent(c, nowMs, why)));
+      const events = calls.map((c) => lostCallEvent(c, nowMs, why));
+      await options.record(events);
+      options.counted?.(events);
       await inflight.forget(calls.map((c) => c.callId));
       // Not counted against their tasks: the worker did not crash, it was told to stop.
       for (const c of calls) await options.budget.lose(c.runId, c.callId);

@@ -97,10 +97,8 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   const has = (role: Role) => roles.includes(role);
   const writer = await databaseWriter(options.store, { store: has('store') }, log);
   const sink = new StoreSink(writerOrStoreQueue(writer, storeQueue, log));
-  const record = counted(
-    durable((events) => sink.push(events), log),
-    options.metrics,
-  );
+  const durableRecord = durable((events) => sink.push(events), log);
+  const record = counted(durableRecord, options.metrics);
   // A worker is dead once it has been silent as long as its jobs' locks last.
   const inflight = new InflightJournal(
     redis,
@@ -141,7 +139,10 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
       budget,
       redis,
       keys,
-      record,
+      // Several pools may record the same lost call (the store keeps one): each counts in its
+      // metrics only the calls it took off the journal.
+      record: durableRecord,
+      ...(options.metrics ? { counted: (events) => options.metrics?.recorded(events) } : {}),
       log,
       ...(options.reapIntervalMs === undefined ? {} : { reapIntervalMs: options.reapIntervalMs }),
     });
