@@ -18,21 +18,37 @@ export interface DeliveryPolicy {
   backoffMs: number;
 }
 
-/** Enqueues the deliveries that are due; returns how many were due. */
+/** Notifications read per page, and the most enqueued per call. */
+const PAGE = 100;
+/** Pages read per call, at most (100,000 pending notifications). */
+const MAX_PAGES = 1000;
+
+/** Enqueues the deliveries that are due and have no job yet; returns how many it enqueued. */
 export async function enqueueDueNotifications(
   store: Store,
   queue: Queue,
   policy: DeliveryPolicy,
 ): Promise<number> {
-  const due = store.notifications.due(100);
-  if (due.length === 0) return 0;
-  // A delivery job that failed for good without recording why (it threw: a locked database,
-  // say) stays in the failed set under the run's job id, and a job added under that id would be
-  // ignored: the notification, still pending, would never be tried again. It is taken out.
-  const states = await Promise.all(due.map((runId) => queue.getJobState(notifyJobId(runId))));
-  for (const [i, state] of states.entries()) {
-    if (state === 'failed') await queue.remove(notifyJobId(due[i]!));
+  // Those with a delivery job under way (waiting, or delayed for its retry) are passed over:
+  // read page after page, older ones whose receiver is down would hold back every later one.
+  const due: string[] = [];
+  let after: string | undefined;
+  for (let page = 0; page < MAX_PAGES && due.length < PAGE; page++) {
+    const runIds = store.notifications.due(PAGE, after);
+    if (runIds.length === 0) break;
+    after = runIds.at(-1);
+    const states = await Promise.all(runIds.map((runId) => queue.getJobState(notifyJobId(runId))));
+    for (const [i, state] of states.entries()) {
+      const runId = runIds[i]!;
+      // A delivery job that failed for good without recording why (it threw: a locked
+      // database, say) stays in the failed set under the run's job id, and a job added under
+      // that id would be ignored: the notification would never be tried again. It is taken out.
+      if (state === 'failed' || state === 'completed') await queue.remove(notifyJobId(runId));
+      if (state === 'failed' || state === 'completed' || state === 'unknown') due.push(runId);
+    }
+    if (runIds.length < PAGE) break;
   }
+  if (due.length === 0) return 0;
   await queue.addBulk(
     due.map((runId) => {
       const data: NotifyJobData = NotifyJobDataSchema.parse({ runId });

@@ -50,8 +50,11 @@ export interface NotificationsTable {
   /** The run notifies `url` once finished; an existing row is kept as it is. */
   ensure(runId: string, url: string): void;
   get(runId: string): NotificationRow | undefined;
-  /** Run ids whose notification is pending and whose run has finished, oldest first. */
-  due(limit?: number): string[];
+  /**
+   * Run ids whose notification is pending and whose run has finished, oldest first; after the
+   * run id `after` when given (the last of the page before).
+   */
+  due(limit?: number, after?: string): string[];
   /** Records one delivery attempt and the state it leaves; returns its number. */
   recordAttempt(input: AttemptInput): number;
   attempts(runId: string): NotificationAttempt[];
@@ -69,12 +72,17 @@ export function createNotificationsTable(db: Database, now: Clock): Notification
   const one = db.prepare<[string], NotificationRow>(
     `SELECT ${COLUMNS} FROM notifications WHERE run_id = ?`,
   );
+  // Keyset paging, oldest first: a caller skips those it has in hand already and reads on.
   const due = db
-    .prepare<[number], string>(
+    .prepare<[number, string, number], string>(
       `SELECT n.run_id FROM notifications n JOIN runs r ON r.id = n.run_id
        WHERE n.state = 'pending' AND r.status IN ('completed', 'failed', 'cancelled')
-       ORDER BY n.created_at LIMIT ?`,
+         AND (n.created_at, n.run_id) > (?, ?)
+       ORDER BY n.created_at, n.run_id LIMIT ?`,
     )
+    .pluck();
+  const createdAtOf = db
+    .prepare<[string], number>('SELECT created_at FROM notifications WHERE run_id = ?')
     .pluck();
   const bump = db.prepare<{
     runId: string;
@@ -119,7 +127,10 @@ export function createNotificationsTable(db: Database, now: Clock): Notification
       insert.run(runId, url, at, at);
     },
     get: (runId) => one.get(runId),
-    due: (limit = 100) => due.all(limit),
+    due: (limit = 100, after) => {
+      const at = after === undefined ? -1 : (createdAtOf.get(after) ?? -1);
+      return due.all(at, after ?? '', limit);
+    },
     recordAttempt: (input) => record.immediate(input),
     attempts: (runId) => attempts.all(runId),
   };
