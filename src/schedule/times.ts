@@ -16,7 +16,8 @@ export function nextTimes(cron: string, tz: string, afterMs: number, count: numb
 
 /**
  * The next `count` ticks of a scheduler: the one BullMQ has queued (`nextMs`, maybe overdue
- * while no worker takes it), then the cron's following times.
+ * while no worker takes it), then the cron's following times after now (however many ticks
+ * were missed, the first worker starts one run, then goes on from the next time after now).
  */
 export function upcomingTimes(
   cron: string,
@@ -28,7 +29,7 @@ export function upcomingTimes(
   if (count <= 0) return [];
   const first = nextMs ?? nextTimes(cron, tz, nowMs, 1)[0];
   if (first === undefined) return [];
-  return [first, ...nextTimes(cron, tz, first, count - 1)];
+  return [first, ...nextTimes(cron, tz, Math.max(first, nowMs), count - 1)];
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat>();

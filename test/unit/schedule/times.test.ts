@@ -42,4 +42,15 @@ describe('schedule times', () => {
     ]);
     expect(upcomingTimes('0 6 * * *', 'UTC', null, 1, now)).toEqual([overdue + 24 * 3600_000]);
   });
+
+  it('list one overdue tick, then the times after now: missed ticks start one run', () => {
+    const now = Date.UTC(2026, 0, 1, 12, 0, 40);
+    const overdue = Date.UTC(2026, 0, 1, 12, 0, 0);
+    // Every 15 s, 40 s without a worker: one run is due, then the schedule goes on after now.
+    expect(upcomingTimes('*/15 * * * * *', 'UTC', overdue, 3, now)).toEqual([
+      overdue,
+      overdue + 45_000,
+      overdue + 60_000,
+    ]);
+  });
 });
