@@ -64,7 +64,7 @@ export function formatSummary(p: Progress, dbPath: string, nowMs = Date.now()): 
   const lines = [
     `run ${p.runId}: ${p.status}`,
     `  tasks   ${p.total} (done ${p.done}, failed ${p.failed}, unfinished ${p.total - p.done - p.failed})`,
-    `  calls   ${p.calls}, credits used ${p.creditsUsed}`,
+    `  calls   ${p.calls}, credits used ${p.creditsUsed}${p.unknownCostCalls ? ` (+${p.unknownCostCalls} calls of unknown cost)` : ''}`,
     ...(p.newUrls === undefined ? [] : [`  new     ${p.newUrls} results new to the pipeline`]),
     ...(p.media ? [`  media   ${formatMediaSummary(p.media, nowMs)}`] : []),
     `  time    ${(p.elapsedMs / 1000).toFixed(1)}s`,

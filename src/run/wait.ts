@@ -15,6 +15,8 @@ export interface Progress {
   pending: number;
   creditsUsed: number;
   calls: number;
+  /** Calls of unknown cost (no answer read, lost with a worker): not in `creditsUsed`. */
+  unknownCostCalls: number;
   /** Tasks ended per second over the last few seconds; null until a second reading. */
   ratePerSec: number | null;
   /** Seconds until every task has ended at the current rate; null when unknown. */
@@ -115,6 +117,7 @@ async function readProgress(
     pending: counts.queued + counts.running,
     creditsUsed: calls.creditsUsed,
     calls: calls.calls,
+    unknownCostCalls: calls.unknownCostCalls,
     ratePerSec,
     etaSec: ratePerSec ? Math.round(remaining / ratePerSec) : null,
     elapsedMs: now - startedAt,

@@ -43,6 +43,7 @@ describe('media for humans', () => {
       retrying: 0,
       pending: 0,
       creditsUsed: 8,
+      unknownCostCalls: 0,
       calls: 4,
       ratePerSec: 1,
       etaSec: 0,

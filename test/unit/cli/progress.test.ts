@@ -12,6 +12,7 @@ const progress = (over: Partial<Progress> = {}): Progress => ({
   pending: 57,
   creditsUsed: 80,
   calls: 45,
+  unknownCostCalls: 0,
   ratePerSec: 12.345,
   etaSec: 5,
   elapsedMs: 3000,
@@ -37,5 +38,11 @@ describe('formatSummary', () => {
       '  new     37 results new to the pipeline',
     );
     expect(formatSummary(progress(), '/data/harvest.db')).not.toContain('new to the pipeline');
+  });
+
+  it('shows calls of unknown cost beside the credits, never as zero credits alone', () => {
+    const summary = formatSummary(progress({ creditsUsed: 0, unknownCostCalls: 12 }), '/d.db');
+    expect(summary).toContain('  calls   45, credits used 0 (+12 calls of unknown cost)');
+    expect(formatSummary(progress(), '/d.db')).toContain('  calls   45, credits used 80\n');
   });
 });
