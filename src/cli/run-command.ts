@@ -194,7 +194,7 @@ class RunSession {
       },
       signal: this.#stopEnqueuing.signal,
     });
-    for (const w of started.warnings) process.stderr.write(`warning: ${w}\n`);
+    for (const w of started.warnings) process.stderr.write(`${w}\n`);
     process.stderr.write(
       `run ${started.runId}: ${started.taskCount} tasks, estimated ${started.estimate.min}..${started.estimate.max} credits\n`,
     );

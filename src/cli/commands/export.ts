@@ -45,8 +45,8 @@ ${EXPORT_KINDS.map((k) => columnHelp(k, EXPORT_COLUMNS[k])).join('\n')}
 
 Examples:
   harvest export --run 20261122T101500-a1b2 --format csv --out results.csv
-  harvest export --pipeline news-watch --only-new --unique-urls --format jsonl | jq .url
-  harvest export --pipeline news-watch --since 2026-11-01 --fields url,title,first_seen_at --out new.parquet
+  harvest export --pipeline weekly-research --only-new --unique-urls --format jsonl | jq .url
+  harvest export --pipeline weekly-research --since 2026-11-01 --fields url,title,first_seen_at --out new.parquet
   harvest export --of calls --run 20261122T101500-a1b2 --format csv --out calls.csv`;
 
 function chooseFormat(flags: ExportFlags): ExportFormat {
