@@ -147,9 +147,11 @@ describe('rate limits learned from 429s', () => {
     expect(refused.length).toBeGreaterThan(0);
     expect(refused.length).toBeLessThanOrEqual(20);
     for (const call of refused) expect(call.startedAt).toBeLessThan(refused[0]!.startedAt + 1000);
-    // Paced just under the refill, not in bursts.
-    const paced = calls.filter((c) => c.startedAt > refused.at(-1)!.startedAt);
-    expect(paced.length).toBe(30 - 20);
+    // Paced just under the refill, not in bursts: the 10 calls beyond the burst. (On a loaded
+    // machine a call of the burst may start just after the wave's last 429: counted, not paced.)
+    const after = calls.filter((c) => c.startedAt > refused.at(-1)!.startedAt);
+    expect(after.length).toBeGreaterThanOrEqual(30 - 20);
+    const paced = after.slice(-(30 - 20));
     expect(paced.at(-1)!.startedAt - paced[0]!.startedAt).toBeGreaterThanOrEqual(9 * 480);
     expect(new Set(calls.map((c) => c.attempt))).toEqual(new Set([1]));
   });
