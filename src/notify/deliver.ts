@@ -33,7 +33,7 @@ export async function postWebhook(
     });
     const ok = res.statusCode >= 200 && res.statusCode < 300;
     // Only what is quoted is read: a receiver's error page may be of any size.
-    const text = ok ? (res.body.destroy(), '') : await readQuoted(res.body);
+    const text = ok ? discard(res.body) : await readQuoted(res.body);
     const error = ok
       ? null
       : `the receiver answered ${res.statusCode}${text ? `: ${text.slice(0, QUOTED_CHARS)}` : ''}`;
@@ -45,7 +45,12 @@ export async function postWebhook(
 }
 
 /** The start of an answer's body, enough to quote; the rest is not read. */
-async function readQuoted(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<string> {
+async function readQuoted(
+  body: AsyncIterable<Buffer> & {
+    on(event: 'error', listener: () => void): unknown;
+    destroy(): unknown;
+  },
+): Promise<string> {
   const parts: Buffer[] = [];
   let size = 0;
   try {
@@ -57,7 +62,17 @@ async function readQuoted(body: AsyncIterable<Buffer> & { destroy(): unknown }):
   } catch {
     // The status says enough.
   } finally {
-    body.destroy();
+    discard(body);
   }
   return Buffer.concat(parts).subarray(0, QUOTED_BYTES).toString('utf8');
+}
+
+/** Drops a body not to be read further; its abort is not an error anyone waits for. */
+function discard(body: {
+  on(event: 'error', listener: () => void): unknown;
+  destroy(): unknown;
+}): '' {
+  body.on('error', () => {});
+  body.destroy();
+  return '';
 }
