@@ -74,8 +74,8 @@ export async function watchLostCalls(options: LostCallsOptions): Promise<LostCal
   async function reapOnce(): Promise<number> {
     const nowMs = Date.now();
     const reaped = await inflight.reap(options.record, nowMs);
-    await settleLost(reaped);
     options.counted?.(reaped.map((c) => lostCallEvent(c, nowMs)));
+    await settleLost(reaped);
     return reaped.length;
   }
 
