@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import type { Agent } from 'undici';
 import { request } from 'undici';
 import { parseRetryAfterMs } from '../api/retry-after.ts';
+import { discardBody, readBodyStart } from '../body.ts';
 import { checkDeclaredType, SNIFF_BYTES, verifyType } from './content-type.ts';
 import { asMediaError, errorForStatus, MediaError } from './errors.ts';
 import type { MediaKind, StoredType } from './kinds.ts';
@@ -223,7 +224,7 @@ export function createDownloader(options: DownloaderOptions): Downloader {
       const { statusCode, body } = response;
       if (statusCode >= 200 && statusCode < 300) return { url, response };
       if (REDIRECTS.has(statusCode)) {
-        discard(body);
+        discardBody(body);
         const location = response.headers.location;
         const target = Array.isArray(location) ? location[0] : location;
         if (!target) {
@@ -247,7 +248,7 @@ export function createDownloader(options: DownloaderOptions): Downloader {
         url = checkUrl(next.href);
         continue;
       }
-      const text = await readSome(body);
+      const text = await readBodyStart(body, ERROR_BODY_MAX);
       const retryAfterMs = parseRetryAfterMs({
         header: response.headers['retry-after'],
         nowMs: Date.now(),
@@ -275,7 +276,7 @@ export function createDownloader(options: DownloaderOptions): Downloader {
           )
         : undefined;
     if (refusal) {
-      discard(response.body);
+      discardBody(response.body);
       throw refusal;
     }
     const inspector = new Inspector(input.kind, declared, input.maxBytes);
@@ -285,7 +286,7 @@ export function createDownloader(options: DownloaderOptions): Downloader {
         openPartialFile(input.root, input.owner),
       );
     } catch (error) {
-      discard(response.body);
+      discardBody(response.body);
       throw asMediaError(error);
     }
     return { url, file, inspector };
@@ -348,32 +349,4 @@ async function dropPartial(file: PartialFile): Promise<void> {
     // Closed or not, the file goes.
   }
   await fs.promises.rm(file.path, { force: true });
-}
-
-/** Drops a body not to be read (its abort is not an error anyone waits for). */
-function discard(body: { on(event: 'error', listener: () => void): unknown; destroy(): unknown }) {
-  body.on('error', () => {});
-  body.destroy();
-}
-
-async function readSome(
-  body: AsyncIterable<Buffer> & {
-    on(event: 'error', listener: () => void): unknown;
-    destroy(): unknown;
-  },
-): Promise<string> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      parts.push(chunk);
-      size += chunk.length;
-      if (size >= ERROR_BODY_MAX) break;
-    }
-  } catch {
-    // The reason is a nicety; the status decides.
-  } finally {
-    discard(body);
-  }
-  return Buffer.concat(parts).subarray(0, ERROR_BODY_MAX).toString('utf8');
 }

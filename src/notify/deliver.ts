@@ -1,5 +1,6 @@
 /** One POST of a webhook notification (undici). Redirects are not followed; any 2xx delivers. */
 import { request } from 'undici';
+import { discardBody, readBodyStart } from '../body.ts';
 
 export interface PostOutcome {
   /** HTTP status, or null when no answer came (refused, reset, timed out). */
@@ -33,7 +34,9 @@ export async function postWebhook(
     });
     const ok = res.statusCode >= 200 && res.statusCode < 300;
     // Only what is quoted is read: a receiver's error page may be of any size.
-    const text = ok ? discard(res.body) : await readQuoted(res.body);
+    let text = '';
+    if (ok) discardBody(res.body);
+    else text = await readBodyStart(res.body, QUOTED_BYTES);
     const error = ok
       ? null
       : `the receiver answered ${res.statusCode}${text ? `: ${text.slice(0, QUOTED_CHARS)}` : ''}`;
@@ -42,37 +45,4 @@ export async function postWebhook(
     const message = cause instanceof Error ? cause.message : String(cause);
     return { status: null, error: `no answer from the receiver: ${message}`, durationMs: took() };
   }
-}
-
-/** The start of an answer's body, enough to quote; the rest is not read. */
-async function readQuoted(
-  body: AsyncIterable<Buffer> & {
-    on(event: 'error', listener: () => void): unknown;
-    destroy(): unknown;
-  },
-): Promise<string> {
-  const parts: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      parts.push(chunk);
-      size += chunk.length;
-      if (size >= QUOTED_BYTES) break;
-    }
-  } catch {
-    // The status says enough.
-  } finally {
-    discard(body);
-  }
-  return Buffer.concat(parts).subarray(0, QUOTED_BYTES).toString('utf8');
-}
-
-/** Drops a body not to be read further; its abort is not an error anyone waits for. */
-function discard(body: {
-  on(event: 'error', listener: () => void): unknown;
-  destroy(): unknown;
-}): '' {
-  body.on('error', () => {});
-  body.destroy();
-  return '';
 }
