@@ -14,7 +14,6 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { promisify } from 'node:util';
-import { freePort } from './ports.ts';
 
 const exec = promisify(execFile);
 
@@ -160,47 +159,6 @@ export async function netnsInode(target: { pid: number } | { ns: string }): Prom
   const file = 'pid' in target ? `/proc/${target.pid}/ns/net` : `/run/netns/${target.ns}`;
   const { stdout } = await exec('stat', ['-L', '-c', '%i', file]);
   return stdout.trim();
-}
-
-export interface RedisServer {
-  port: number;
-  child: ChildProcess;
-  /** `redis://ADDR:PORT` for one of the addresses it is bound to. */
-  url(addr: string): string;
-  stop(): Promise<void>;
-}
-
-/** A redis-server of the caller's own, bound to `addrs` only, keeping nothing on disk. */
-export async function startRedisServer(addrs: readonly string[]): Promise<RedisServer> {
-  const port = await freePort();
-  const child = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      ...addrs,
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--protected-mode',
-      'no',
-      '--daemonize',
-      'no',
-      '--dir',
-      '/tmp',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  const stop = () => stopProcess(child, 5000);
-  try {
-    await waitForText(child, /Ready to accept connections/, 15_000);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { port, child, url: (addr) => `redis://${addr}:${port}`, stop };
 }
 
 /**

@@ -4,59 +4,17 @@
  * command stops (exit 4) saying how to resume. The test runs its own redis-server on a free
  * port, never the shared one.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { spawnCli } from '../helpers/cli.ts';
-import { freePort } from '../helpers/ports.ts';
+import { OwnRedis } from '../helpers/own-redis.ts';
 import { freshPrefix } from '../helpers/redis.ts';
 import { testSettings } from '../helpers/settings.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
 const PASSWORD = 'lost-and-found-pw';
-
-/** A redis-server of this test's own; `persist` keeps its data across a restart (AOF). */
-class OwnRedis {
-  #child: ChildProcess | undefined;
-  constructor(
-    readonly port: number,
-    readonly dir: string,
-    readonly persist: boolean,
-  ) {}
-  get url(): string {
-    return `redis://:${PASSWORD}@127.0.0.1:${this.port}`;
-  }
-  async start(): Promise<void> {
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--requirepass', PASSWORD];
-    args.push('--save', '', '--dir', this.dir);
-    args.push(
-      ...(this.persist
-        ? ['--appendonly', 'yes', '--appendfsync', 'always']
-        : ['--appendonly', 'no']),
-    );
-    this.#child = spawn('redis-server', args, { stdio: 'ignore' });
-    for (let i = 0; i < 100; i++) {
-      const up = await new Promise<boolean>((resolve) => {
-        const probe = createServer();
-        probe.once('error', () => resolve(true));
-        probe.listen(this.port, '127.0.0.1', () => probe.close(() => resolve(false)));
-      });
-      if (up) return;
-      await sleep(50);
-    }
-    throw new Error('redis-server did not start');
-  }
-  async stop(): Promise<void> {
-    const child = this.#child;
-    if (!child || child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  }
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -101,13 +59,12 @@ afterAll(async () => {
 async function runThroughLoss(persist: boolean) {
   const dir = path.join(tmp.dir, persist ? 'kept' : 'empty');
   mkdirSync(dir, { recursive: true });
-  const redis = new OwnRedis(await freePort(), dir, persist);
-  await redis.start();
+  const redis = await OwnRedis.start({ password: PASSWORD, persist, dir });
   const settings = testSettings({ dir: tmp.dir, prefix: freshPrefix(), apiUrl: sandbox.url });
   const file = path.join(tmp.dir, 'many.yaml');
   writeFileSync(file, PIPELINE);
   const cli = spawnCli(['run', file, '--local'], settings, {
-    REDIS_URL: redis.url,
+    REDIS_URL: redis.url(),
     HARVEST_DB: path.join(dir, 'harvest.db'),
     LOG_LEVEL: 'warn',
   });
@@ -161,11 +118,10 @@ describe('Redis lost under a worker', () => {
   it('logs one line when it goes and one when it is back empty, then stops cleanly', async () => {
     const dir = path.join(tmp.dir, 'worker');
     mkdirSync(dir, { recursive: true });
-    const redis = new OwnRedis(await freePort(), dir, false);
-    await redis.start();
+    const redis = await OwnRedis.start({ password: PASSWORD, dir });
     const settings = testSettings({ dir, prefix: freshPrefix(), apiUrl: sandbox.url });
     const worker = spawnCli(['worker'], settings, {
-      REDIS_URL: redis.url,
+      REDIS_URL: redis.url(),
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
     });
@@ -192,11 +148,10 @@ describe('Redis lost under a worker', () => {
   it('a stop asked while Redis is away says it waits for Redis, and a second signal ends it', async () => {
     const dir = path.join(tmp.dir, 'worker-stop');
     mkdirSync(dir, { recursive: true });
-    const redis = new OwnRedis(await freePort(), dir, false);
-    await redis.start();
+    const redis = await OwnRedis.start({ password: PASSWORD, dir });
     const settings = testSettings({ dir, prefix: freshPrefix(), apiUrl: sandbox.url });
     const worker = spawnCli(['worker', '--roles', 'search'], settings, {
-      REDIS_URL: redis.url,
+      REDIS_URL: redis.url(),
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
     });

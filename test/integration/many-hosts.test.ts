@@ -26,14 +26,13 @@ import {
   type Host,
   hostsUnavailable,
   netnsInode,
-  type RedisServer,
   removeLeftHosts,
   routesOf,
   spawnInHost,
-  startRedisServer,
   stopProcess,
   waitForText,
 } from '../helpers/hosts.ts';
+import { OwnRedis } from '../helpers/own-redis.ts';
 import { parsePrometheusText } from '../helpers/prometheus.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -62,7 +61,7 @@ const undos: (() => unknown)[] = [];
 let dbDir = '';
 let workerDir = '';
 let prefix = '';
-let redis: RedisServer;
+let redis: OwnRedis;
 let sandbox: RunningSandbox;
 let sandboxPort = 0;
 let hosts: Host[] = [];
@@ -176,7 +175,7 @@ describe.skipIf(unavailable !== undefined)(
       });
       hosts = made.hosts;
 
-      redis = await startRedisServer(hosts.map((h) => h.localAddr));
+      redis = await OwnRedis.start({ bind: hosts.map((h) => h.localAddr) });
       undos.push(() => redis.stop());
       sandbox = await startSandbox({
         port: 0,

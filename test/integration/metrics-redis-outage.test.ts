@@ -1,25 +1,15 @@
 /**
  * The metrics endpoint while Redis is away (a redis-server of this test's own, killed).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { startWorkerMetrics } from '../../src/metrics/index.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { startHarness } from '../helpers/harness.ts';
+import { OwnRedis } from '../helpers/own-redis.ts';
 import { parsePrometheusText } from '../helpers/prometheus.ts';
 
 const defer = useCleanup();
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 async function timedScrape(url: string, ms: number) {
   const started = Date.now();
@@ -35,32 +25,22 @@ describe('metrics while Redis is down', () => {
   it('answer promptly with what this process knows, and again once Redis is back', async () => {
     const h = await startHarness();
     defer(() => h.stop());
-    const port = await freePort();
-    const spawnRedis = () => {
-      const p: ChildProcess = spawn(
-        'redis-server',
-        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-        { stdio: 'ignore' },
-      );
-      return p;
-    };
-    let redis = spawnRedis();
-    defer(() => redis.kill('SIGKILL'));
-    await sleep(300);
+    const redis = await OwnRedis.start();
+    defer(() => redis.kill());
     const metrics = await startWorkerMetrics(
-      { ...h.settings, redisUrl: `redis://127.0.0.1:${port}` },
+      { ...h.settings, redisUrl: redis.url() },
       { host: '127.0.0.1', port: 0, store: h.runtime.store, logger: h.logger },
     );
     defer(() => metrics.close());
     const up = await timedScrape(metrics.url, 10_000);
     expect(up.status).toBe(200);
 
-    redis.kill('SIGKILL');
+    await redis.kill();
     await sleep(300);
     const down = await timedScrape(metrics.url, 10_000);
     const down2 = await timedScrape(metrics.url, 10_000);
-    redis = spawnRedis();
-    await sleep(1500);
+    await redis.start();
+    await sleep(1500); // the client's reconnection backoff
     const back = await timedScrape(metrics.url, 10_000);
     const summary = {
       down: { status: down.status, fast: down.ms < 5000 },
