@@ -64,17 +64,16 @@ return tonumber(reserved)`;
 // KEYS: counter, reservations, journal of calls in flight. ARGV: run id. The counter less the
 // reservations of the run's calls still in flight (in the journal): what its calls cost, or may
 // have cost (unknown and lost ones at worst). A reservation whose call left the journal without
-// settling (its settle failed) stays counted: nothing would ever settle it.
+// settling (its settle failed) stays counted: nothing would ever settle it. Walks the journal
+// (the calls in flight of every run, a few hundred at most), not the reservations, which also
+// keep every lost call's mark and grow with the prefix's history.
 const SETTLED = `
 local total = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
 local prefix = ARGV[1] .. '|'
-local all = redis.call('HGETALL', KEYS[2])
-for i = 1, #all, 2 do
-  local field = all[i]
-  if string.sub(field, 1, #prefix) == prefix
-    and redis.call('HEXISTS', KEYS[3], string.sub(field, #prefix + 1)) == 1 then
-    total = total - tonumber(all[i + 1])
-  end
+local calls = redis.call('HKEYS', KEYS[3])
+for i = 1, #calls do
+  local reserved = redis.call('HGET', KEYS[2], prefix .. calls[i])
+  if reserved then total = total - tonumber(reserved) end
 end
 return total`;
 
