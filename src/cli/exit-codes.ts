@@ -15,7 +15,8 @@ export const EXIT = {
   BAD_INPUT: 2,
   /**
    * The environment refused: the API key (401) or its credits (402), Redis or the API not
-   * reachable, the database unusable (read-only, locked, not a database), a port in use.
+   * reachable or failing (5xx, timeouts, 429 once retries are spent), the database unusable
+   * (read-only, locked, not a database), a port in use.
    */
   ENVIRONMENT: 3,
   /** Not finished: a run paused, interrupted (Ctrl-C), cancelled or no longer followed; a forced stop. */
@@ -33,7 +34,8 @@ Exit codes:
   2  bad input: a flag, a file, a pipeline given to plan, run or schedule apply that does not
      validate, a setting, an API 400, an unknown run
   3  the environment refused: the API key (401) or its credits (402), Redis or the API not
-     reachable, the database unusable (read-only, locked, not a database), a port in use
+     reachable or failing (5xx, timeouts, 429 once retries are spent), the database unusable
+     (read-only, locked, not a database), a port in use
   4  not finished: a run paused, interrupted (Ctrl-C of run --wait or --local), cancelled, or
      whose jobs Redis lost; a forced stop (a second Ctrl-C)
 With --json, errors too are JSON on stdout: {"ok": false, "error": {"code", "message", "exitCode"}}.`;

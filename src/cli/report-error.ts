@@ -11,19 +11,18 @@ import { scrubSecrets } from '../log.ts';
 import { EXIT } from './exit-codes.ts';
 
 /**
- * Exit codes of API errors that are not plain failures: the service refused the input (400:
- * bad input); or the key or the account (401, 402) or the service could not be reached, which
- * are the environment (as `API_KEY_REFUSED` of a run is).
+ * Exit codes of API errors: the service refused the input (400) is bad input; anything else
+ * the API answers once its retries are spent (the key or the account refused, 401, 402, 403;
+ * the service failing, 5xx, timeouts, rate limits; out of reach; an answer that cannot be read
+ * or is too large; an endpoint missing at HARVEST_API_URL) is the environment, as
+ * `API_KEY_REFUSED` of a run is. None is a bug of harvest's, which exit 1 would say.
  */
-const API_EXIT_CODES: Partial<Record<ApiError['code'], number>> = {
-  BAD_REQUEST: EXIT.BAD_INPUT,
-  UNAUTHORIZED: EXIT.ENVIRONMENT,
-  PAYMENT_REQUIRED: EXIT.ENVIRONMENT,
-  NETWORK: EXIT.ENVIRONMENT,
-};
+function apiExitCode(error: ApiError): number {
+  return error.code === 'BAD_REQUEST' ? EXIT.BAD_INPUT : EXIT.ENVIRONMENT;
+}
 
 export function exitCodeOf(error: HarvestError | SettingsError): number {
-  if (error instanceof ApiError) return API_EXIT_CODES[error.code] ?? error.exitCode;
+  if (error instanceof ApiError) return apiExitCode(error);
   return error instanceof HarvestError ? error.exitCode : EXIT.BAD_INPUT;
 }
 

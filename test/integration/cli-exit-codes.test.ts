@@ -170,6 +170,22 @@ describe('exit codes, command by command', () => {
     expectOneLine(crawls.stderr);
   });
 
+  it('the API failing (500 on every try): 3, in one line, as when it is out of reach', async () => {
+    const failing = await startSandbox({ port: 0, faults: { error500: 1 } });
+    try {
+      const r = await runCli(['crawls', 'active', '--json'], settings, {
+        HARVEST_API_URL: failing.url,
+      });
+      expect({ code: r.code, error: JSON.parse(r.stdout).error.code }).toEqual({
+        code: 3,
+        error: 'SERVER_ERROR',
+      });
+      expectOneLine(r.stderr);
+    } finally {
+      await failing.close();
+    }
+  }, 60_000);
+
   it('status with Redis out of reach shows SQLite and says Redis is missing, once', async () => {
     const r = await runCli(['status'], settings, { REDIS_URL: deadRedis });
     expect(r.code).toBe(0);

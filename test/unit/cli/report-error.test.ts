@@ -13,13 +13,14 @@ import { SettingsError } from '../../../src/config.ts';
 import { HarvestError, UsageError } from '../../../src/errors.ts';
 
 describe('exitCodeOf', () => {
-  it('bad input 2, key, account and reachability 3, other failures their own code', () => {
+  it('an API 400 is bad input (2); any other API failure is the environment (3)', () => {
     expect(exitCodeOf(new BadRequestError('400'))).toBe(2);
     expect(exitCodeOf(new UnauthorizedError('401'))).toBe(3);
     expect(exitCodeOf(new PaymentRequiredError('402'))).toBe(3);
     expect(exitCodeOf(new NetworkError('refused'))).toBe(3);
-    expect(exitCodeOf(new ServerError('500'))).toBe(1);
-    expect(exitCodeOf(new RateLimitedError('429'))).toBe(1);
+    // Once retries are spent, the service failing is the environment too, not a bug (1).
+    expect(exitCodeOf(new ServerError('500'))).toBe(3);
+    expect(exitCodeOf(new RateLimitedError('429'))).toBe(3);
     expect(exitCodeOf(new UsageError('flag'))).toBe(2);
     expect(exitCodeOf(new SettingsError('env'))).toBe(2);
     expect(exitCodeOf(new HarvestError('X', 'x', { exitCode: 4 }))).toBe(4);
