@@ -36,7 +36,10 @@ return reserve(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])`;
 
 // KEYS: counter, reservations, and the journal when the call's entry goes too. ARGV: run id,
 // call id, credits used. The reservation may have become a lost call's (LOSE): its record came
-// after all, and its worst case gives way to what it cost.
+// after all, and its worst case gives way to what it cost. With the journal, a call that has
+// neither a reservation, nor a lost mark, nor an entry there was settled already: a settle
+// tried again because the reply to the first was lost (Redis went away after running it)
+// changes nothing, where it would have added the call's credits a second time.
 const SETTLE = `
 local field = ARGV[1] .. '|' .. ARGV[2]
 local reserved = redis.call('HGET', KEYS[2], field)
@@ -44,7 +47,11 @@ if reserved then
   redis.call('HDEL', KEYS[2], field)
 else
   reserved = redis.call('HGET', KEYS[2], 'lost|' .. field)
-  if reserved then redis.call('HDEL', KEYS[2], 'lost|' .. field) end
+  if reserved then
+    redis.call('HDEL', KEYS[2], 'lost|' .. field)
+  elseif KEYS[3] and redis.call('HEXISTS', KEYS[3], ARGV[2]) == 0 then
+    return 0
+  end
 end
 local delta = tonumber(ARGV[3]) - tonumber(reserved or '0')
 if delta ~= 0 then redis.call('HINCRBY', KEYS[1], ARGV[1], delta) end

@@ -67,6 +67,19 @@ describe('Budget', () => {
     expect(await budget.settled('r1', journal)).toBe(7);
   });
 
+  it('a settle run twice (its first reply lost) counts the call once', async () => {
+    const { budget, spent, journal, inFlight } = freshBudget();
+    await budget.reserve('r1', 'c1', 10, 100);
+    await inFlight('c1', 'c2');
+    await budget.settle('r1', 'c1', 3, { journal });
+    await budget.settle('r1', 'c1', 3, { journal });
+    expect(await spent('r1')).toBe(3);
+    // A run without a budget reserves nothing: its calls count once all the same.
+    await budget.settle('r2', 'c2', 4, { journal });
+    await budget.settle('r2', 'c2', 4, { journal });
+    expect(await spent('r2')).toBe(4);
+  });
+
   it('raiseTo never lowers the counter: reservations of calls in flight are kept', async () => {
     const { budget, spent } = freshBudget();
     await budget.raiseTo('r1', 6);
