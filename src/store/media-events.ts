@@ -80,3 +80,37 @@ export type MediaEvent =
   | MediaRefreshedEvent
   | MediaRetryEvent
   | MediaQueuedEvent;
+
+/** Longest reason kept on a row whose event the database refused, in characters. */
+const REFUSED_REASON_MAX = 1000;
+
+/**
+ * Endings for rows whose events the database refused (they failed validation: a bug of
+ * harvest's, which no retry mends): left as they are, such rows stayed `pending` for good, their
+ * run's media never finished, and every start of a media role downloaded them again. Each row
+ * named by a refused event (but a `media-queued` one, which only marks rows as having a job:
+ * they are queued again) ends `failed` with code MEDIA_EVENT_REFUSED and what was wrong. Pure.
+ */
+export function endingsForRefused(
+  events: readonly unknown[],
+  refused: ReadonlyArray<{ index: number; issues: string[] }>,
+  at: number,
+): MediaEndedEvent[] {
+  const endings = new Map<number, MediaEndedEvent>();
+  for (const { index, issues } of refused) {
+    const event = events[index] as { type?: unknown; mediaId?: unknown } | undefined;
+    const id = mediaId.safeParse(event?.mediaId);
+    if (!id.success || event?.type === 'media-queued' || endings.has(id.data)) continue;
+    const message = `harvest could not record its ${String(event?.type)} event: ${issues.join('; ')}`;
+    endings.set(id.data, {
+      type: 'media-ended',
+      mediaId: id.data,
+      status: 'failed',
+      code: 'MEDIA_EVENT_REFUSED',
+      message: message.slice(0, REFUSED_REASON_MAX),
+      attempted: false,
+      at,
+    });
+  }
+  return [...endings.values()];
+}

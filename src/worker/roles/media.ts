@@ -11,6 +11,7 @@
 import { type Job, Queue, Worker } from 'bullmq';
 import { createMediaProcessor, mediaIdsOf } from '../../../jobs/media.ts';
 import type { MediaSettings } from '../../config.ts';
+import type { Logger } from '../../log.ts';
 import { createGuardedAgent, type Resolve } from '../../media/agent.ts';
 import { createDownloader } from '../../media/download.ts';
 import { Reissuer } from '../../media/reissue.ts';
@@ -21,8 +22,9 @@ import { PriorityAnchor } from '../../queue/media-priority.ts';
 import { QUEUES } from '../../queue/names.ts';
 import { backoffStrategy } from '../../queue/retry.ts';
 import { StoreSink } from '../../queue/store-sink.ts';
-import { directWriter } from '../../store/index.ts';
-import type { MediaEvent } from '../../store/media-events.ts';
+import type { StoreEvent } from '../../store/events.ts';
+import { directWriter, type EventWriter } from '../../store/index.ts';
+import { endingsForRefused, type MediaEvent } from '../../store/media-events.ts';
 import type { RoleContext, RoleHandle } from './role.ts';
 import { SLOTS_PER_WORKER, splitConcurrency } from './search.ts';
 
@@ -91,6 +93,27 @@ function watchUrgency(ctx: RoleContext, queue: Queue, slots: DownloadSlots, urge
   };
 }
 
+/**
+ * Commits the media role's events (re-issues' calls and results among them). Events the
+ * database refuses (a bug of harvest's) are logged, and the media rows they name end `failed`
+ * with the reason (store/media-events.ts `endingsForRefused`) rather than stay pending for good.
+ */
+export async function recordMediaEvents(
+  writer: EventWriter,
+  events: StoreEvent[],
+  log: Logger,
+): Promise<void> {
+  const refused = await writer.write(events);
+  if (refused.length === 0) return;
+  log.error({ rejected: refused }, 'media events refused by the database');
+  const endings = endingsForRefused(events, refused, Date.now());
+  if (endings.length === 0) return;
+  const again = await writer.write(endings);
+  if (again.length > 0) {
+    log.error({ rejected: again }, 'could not end the media rows of refused events');
+  }
+}
+
 export async function startMediaRole(
   ctx: RoleContext,
   options: MediaRoleOptions | undefined,
@@ -135,13 +158,9 @@ export async function startMediaRole(
   // One write at a time: rows saved while a commit waits for the disk go in the next one, not
   // each in a commit (and an fsync) of its own queued behind it.
   const writer = ctx.writer ?? directWriter(store);
-  const sink = new StoreSink(
-    async (events) => {
-      const rejected = await writer.write(events);
-      if (rejected.length > 0) log.error({ rejected }, 'media events rejected');
-    },
-    { maxInFlight: 1 },
-  );
+  const sink = new StoreSink((events) => recordMediaEvents(writer, events, log), {
+    maxInFlight: 1,
+  });
   const write = (events: MediaEvent[]) => sink.push(events);
   if (!ctx.client) log.warn('no API key here: media whose URL expires cannot be re-issued');
 
