@@ -233,13 +233,17 @@ class RunSession {
       await this.#interrupting;
       final = await waitForRun(this.#runtime, runId, { since, signal: AbortSignal.abort() });
     }
-    if (this.#opts.json) process.stdout.write(`${JSON.stringify(final, null, 2)}\n`);
-    else process.stdout.write(`${formatSummary(final, this.#settings.dbPath)}\n`);
+    const exitCode = lostJobs.value ? EXIT.NOT_FINISHED : exitCodeFor(final);
+    if (this.#opts.json) {
+      // `ok` and `exitCode` as in every --json answer: a script reads the outcome, not the code.
+      const answer = { ok: exitCode === EXIT.OK, exitCode, ...final };
+      process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
+    } else process.stdout.write(`${formatSummary(final, this.#settings.dbPath)}\n`);
     if (lostJobs.value) {
       process.stderr.write(
         `resume with: harvest run --resume ${runId}${this.#opts.local ? ' --local' : ' --wait'} (SQLite knows every unfinished task)\n`,
       );
-      return EXIT.NOT_FINISHED;
+      return exitCode;
     }
     if (final.status === 'interrupted' || final.status === 'cancelled' || final.paused) {
       process.stderr.write(
@@ -250,7 +254,7 @@ class RunSession {
         `the run goes on with the workers; follow it with \`harvest status ${runId}\`\n`,
       );
     }
-    return exitCodeFor(final);
+    return exitCode;
   }
 
   #onForced: () => void = () => {};

@@ -74,6 +74,8 @@ describe('run control', () => {
     expect(stoppedAt.done).toBeLessThan(60);
     // The summary is printed once the calls in flight are recorded, not as the stop begins.
     expect(JSON.parse(a.stdout())).toMatchObject({
+      ok: false,
+      exitCode: 4,
       status: 'interrupted',
       done: stoppedAt.done,
       calls: store.calls.totals(runA).calls,

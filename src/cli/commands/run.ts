@@ -48,7 +48,10 @@ export function registerRun(program: Command, ctx: CommandContext): void {
       're-enqueue every unfinished task of RUN (after a pause, an interruption or a lost Redis)',
     )
     .option('--retry-failed', 'with --resume: enqueue the failed tasks again too')
-    .option('--json', 'print the run id (without --wait) or the final summary as JSON')
+    .option(
+      '--json',
+      'print the run id (without --wait) or the final summary as JSON, with ok and exitCode',
+    )
     .addHelpText(
       'after',
       `
