@@ -154,6 +154,22 @@ describe('exit codes, command by command', () => {
     expect(cancel.stderr).toContain('no run nope');
   });
 
+  it("export and report costs refuse to write over harvest's database: 2, and it survives", async () => {
+    expect((await runCli(['run', file('keep.yaml', GOOD)], settings)).code).toBe(0);
+    for (const args of [
+      ['export', '--format', 'csv', '--out', settings.dbPath],
+      ['report', 'costs', '--format', 'csv', '--out', `${settings.dbPath}-wal`],
+    ]) {
+      const r = await runCli(args, settings);
+      expect({ args, code: r.code }).toEqual({ args, code: 2 });
+      expect(r.stderr).toContain("it is harvest's database");
+      expectOneLine(r.stderr);
+    }
+    const status = await runCli(['status'], settings);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toContain('good');
+  });
+
   it('Redis or the API out of reach: 3, in one line, the Redis password masked', async () => {
     for (const args of [['schedule', 'ls'], ['worker'], ['demo'], ['cancel', 'x']]) {
       const r = await runCli(args, settings, { REDIS_URL: deadRedis });

@@ -1,6 +1,6 @@
 /** `harvest report costs`: builds the report and writes it in the chosen format. */
 import type { Store } from '../../store/index.ts';
-import { openFileOutput, streamOutput } from '../export/output.ts';
+import { databaseFiles, openFileOutput, streamOutput } from '../export/output.ts';
 import { buildCostReport, type CostReport, type CostReportOptions } from './build.ts';
 import { buildCostCharts } from './charts.ts';
 import { renderHtml } from './html.ts';
@@ -34,7 +34,10 @@ export async function runCostReport(
   io: { stdout: NodeJS.WritableStream },
 ): Promise<CostReport> {
   const report = buildCostReport(store, options);
-  const output = options.out === undefined ? streamOutput(io.stdout) : openFileOutput(options.out);
+  const output =
+    options.out === undefined
+      ? streamOutput(io.stdout)
+      : openFileOutput(options.out, databaseFiles(store.path));
   try {
     await output.write(renderCostReport(store, report, options.format));
     await output.commit();

@@ -90,12 +90,53 @@ class FileBuffer {
   }
 }
 
-/** Opens the temporary file beside `file` now, so an unwritable path fails before any work. */
-export function openFileOutput(file: string): ExportOutput {
+/** The database at `dbPath` and the files SQLite keeps beside it (its WAL, shared memory, journal). */
+export function databaseFiles(dbPath: string): string[] {
+  return ['', '-wal', '-shm', '-journal'].map((suffix) => `${dbPath}${suffix}`);
+}
+
+/** `file` with its folder's symbolic links resolved (the folder may not exist: then as given). */
+function canonical(file: string): string {
+  const resolved = path.resolve(file);
+  try {
+    return path.join(fs.realpathSync(path.dirname(resolved)), path.basename(resolved));
+  } catch {
+    return resolved;
+  }
+}
+
+/**
+ * Refuses a target that is one of `keep` (the database and its companions): written over, the
+ * database is gone, with every record it held. Compared by path and, for files that exist, as
+ * the same file (a hard link, a symbolic link).
+ */
+function refuseKept(file: string, target: string, keep: readonly string[]): void {
+  const at = fs.statSync(target, { throwIfNoEntry: false });
+  for (const kept of keep) {
+    const other = fs.statSync(kept, { throwIfNoEntry: false });
+    const same =
+      canonical(kept) === canonical(target) ||
+      (at !== undefined && other !== undefined && at.dev === other.dev && at.ino === other.ino);
+    if (same) {
+      throw new HarvestError(
+        'OUTPUT_IS_DATABASE',
+        `cannot write ${file}: it is harvest's database (${kept}); choose another file`,
+        { exitCode: 2 },
+      );
+    }
+  }
+}
+
+/**
+ * Opens the temporary file beside `file` now, so an unwritable path fails before any work.
+ * `keep`: files the output must never replace (the database: `databaseFiles`).
+ */
+export function openFileOutput(file: string, keep: readonly string[] = []): ExportOutput {
   const target = path.resolve(file);
   if (fs.existsSync(target) && fs.statSync(target).isDirectory()) {
     throw cannotWrite(file, Object.assign(new Error('EISDIR'), { code: 'EISDIR' }));
   }
+  refuseKept(file, target, keep);
   const temp = path.join(
     path.dirname(target),
     `.${path.basename(target)}.${process.pid}-${randomBytes(4).toString('hex')}.partial`,

@@ -28,7 +28,7 @@ import type { RowEncoder } from './encoder.ts';
 import { resolveFields } from './fields.ts';
 import type { ExportFormat } from './formats.ts';
 import { createJsonlEncoder } from './jsonl.ts';
-import { type ExportOutput, openFileOutput, streamOutput } from './output.ts';
+import { databaseFiles, type ExportOutput, openFileOutput, streamOutput } from './output.ts';
 import { type Page, type PageReaders, startPageReaders } from './page-readers.ts';
 import {
   createParquetEncoder,
@@ -127,7 +127,10 @@ export async function runExport(
     // Parquet wants bytes: long text is read as such, never a string on a thread's heap.
     ...(options.format === 'parquet' ? { asBytes: LONG_TEXT_COLUMNS } : {}),
   });
-  const output = options.out === undefined ? streamOutput(io.stdout) : openFileOutput(options.out);
+  const output =
+    options.out === undefined
+      ? streamOutput(io.stdout)
+      : openFileOutput(options.out, databaseFiles(store.path));
   const encoder = encoderFor(options.format, columns, options.rowGroupRows);
   let rows = 0;
   try {

@@ -1,10 +1,13 @@
-/** When an export may fill the bytes it wrote to a stream again (`copies`). */
+/**
+ * When an export may fill the bytes it wrote to a stream again (`copies`); files an output must
+ * never replace.
+ */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { streamOutput } from '../../../src/report/export/output.ts';
+import { databaseFiles, openFileOutput, streamOutput } from '../../../src/report/export/output.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -36,5 +39,35 @@ describe('streamOutput', () => {
     expect(output.copies).toBe(true);
     await new Promise((resolve) => stream.end(resolve));
     expect(fs.readFileSync(path.join(dir, 'out.jsonl'), 'utf8')).toBe('{"a":1}\n');
+  });
+});
+
+describe('openFileOutput', () => {
+  it("refuses harvest's database and its companions, by name, through a link, or hard-linked", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'harvest-output-'));
+    dirs.push(dir);
+    const db = path.join(dir, 'data', 'harvest.db');
+    fs.mkdirSync(path.dirname(db));
+    fs.writeFileSync(db, 'the database');
+    fs.symlinkSync(path.join(dir, 'data'), path.join(dir, 'via'));
+    fs.linkSync(db, path.join(dir, 'hard.db'));
+    const keep = databaseFiles(db);
+    for (const out of [
+      db,
+      `${db}-wal`,
+      `${db}-shm`,
+      path.join(dir, 'data', '..', 'data', 'harvest.db'),
+      path.join(dir, 'via', 'harvest.db'),
+      path.join(dir, 'hard.db'),
+    ]) {
+      expect(() => openFileOutput(out, keep), out).toThrow(
+        expect.objectContaining({ code: 'OUTPUT_IS_DATABASE', exitCode: 2 }),
+      );
+    }
+    expect(fs.readFileSync(db, 'utf8')).toBe('the database');
+    // No temporary file was left beside any of them.
+    expect(fs.readdirSync(path.join(dir, 'data'))).toEqual(['harvest.db']);
+    const other = openFileOutput(path.join(dir, 'data', 'costs.csv'), keep);
+    other.abort();
   });
 });
