@@ -37,6 +37,11 @@ export interface SearchDeps {
   pause(code: string, reason: string): Promise<void>;
   /** Calls of this job lost with workers that died during them (see the pool's reaper). */
   lostCalls(jobId: string): Promise<number>;
+  /**
+   * Whether the task's success is in the database already, where this pool has it: a job back
+   * from a worker killed after its record was committed (before the job's mark) ends then.
+   */
+  taskDone?(runId: string, taskKey: string): boolean;
   /** A task whose calls were lost with this many dead workers fails instead of calling again. */
   maxLostCalls: number;
   /**
@@ -81,8 +86,17 @@ export function createSearchProcessor(deps: SearchDeps) {
       ...extra,
     });
 
-    // Only a job that came back from a dead worker pays for this read.
-    if (job.stalledCounter > 0 && job.id) await refuseCrashLoop(job.id, task);
+    // Only a job that came back from a dead worker pays for these reads.
+    if (job.stalledCounter > 0 && job.id) {
+      // Its call was recorded before the worker died: the job ends as it was going to end.
+      if (
+        deps.taskDone?.(data.runId, data.taskKey) ||
+        (await deps.inflight.recordedDone(jobKeyOf(job, job.id)))
+      ) {
+        return { creditsUsed: 0 };
+      }
+      await refuseCrashLoop(job.id, task);
+    }
     // A task the budget refuses already takes no turn of the rate limit (its turn would be lost
     // to every other task: a budget-stopped run would crawl through its last tasks).
     if (
@@ -126,15 +140,39 @@ export function createSearchProcessor(deps: SearchDeps) {
 
     const { body } = response;
     await deps.record(successEvents(response, base, task));
-    // The record is durable: the call leaves the journal, and settles its budget in the same script.
-    if (data.maxCredits === undefined) endJournal(callId);
-    else
-      await settleRecorded(deps.budget, deps.logger, data.runId, callId, body.creditsUsed, {
-        journal: deps.keys.inflight,
-      });
+    // The record is durable: the call leaves the journal (settling its budget) and the job is
+    // marked done, in one script.
+    await endRecorded(job, data, callId, body.creditsUsed, true);
     deps.rate.onSuccess();
     return { creditsUsed: body.creditsUsed };
   };
+
+  /**
+   * The call's record is durable: it leaves the journal and settles its budget; when its task
+   * is `done`, its job is marked so in the same script (a job that comes back from a worker
+   * killed before BullMQ heard it end then ends without calling again). Never throws (Redis
+   * failing here must not fail a job whose call is recorded): an entry left behind is reaped
+   * as LOST and deduplicated by callId.
+   */
+  async function endRecorded(
+    job: Job,
+    data: SearchJobData,
+    callId: string,
+    spent: number,
+    done: boolean,
+  ): Promise<void> {
+    const jobKey = done && job.id !== undefined ? jobKeyOf(job, job.id) : undefined;
+    if (data.maxCredits !== undefined) {
+      await settleRecorded(deps.budget, deps.logger, data.runId, callId, spent, {
+        journal: deps.keys.inflight,
+        ...(jobKey ? { doneJob: jobKey } : {}),
+      });
+    } else if (jobKey) {
+      await deps.inflight
+        .endDone(callId, jobKey)
+        .catch((error: unknown) => deps.logger.warn({ err: error, callId }, 'journal end failed'));
+    } else endJournal(callId);
+  }
 
   async function reserveBudget(
     data: SearchJobData,
@@ -248,16 +286,11 @@ export function createSearchProcessor(deps: SearchDeps) {
         : undefined;
     learning?.catch(() => {}); // awaited once the record is durable
     await deps.record(events);
-    if (data.maxCredits === undefined) endJournal(call.callId);
-    else {
-      // A call of unknown cost (no answer, or an unreadable 2xx) keeps its worst case reserved.
-      // It leaves the journal in its settle's script: a reservation is never left behind
-      // without the entry that lets a dead worker's be found.
-      const spent = call.creditsUsed ?? data.estimateMaxCredits;
-      await settleRecorded(deps.budget, deps.logger, data.runId, call.callId, spent, {
-        journal: deps.keys.inflight,
-      });
-    }
+    // A call of unknown cost (no answer, or an unreadable 2xx) keeps its worst case reserved.
+    // It leaves the journal in its settle's script: a reservation is never left behind without
+    // the entry that lets a dead worker's be found.
+    const spent = call.creditsUsed ?? data.estimateMaxCredits;
+    await endRecorded(job, data, call.callId, spent, false);
     // From here on Redis failing must not change what the job does: the call is recorded, and
     // an error of its own would spend an attempt (and could fail the task) for a 429 or a 402.
     try {
@@ -272,6 +305,11 @@ export function createSearchProcessor(deps: SearchDeps) {
     }
     throw decisionError(decision, error);
   }
+}
+
+/** The key of a job's hash (BullMQ's `<prefix>:<queue>:<id>`). */
+function jobKeyOf(job: Job, id: string): string {
+  return `${job.queueQualifiedName}:${id}`;
 }
 
 function successEvents(

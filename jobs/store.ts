@@ -41,6 +41,12 @@ export interface StoreProcessorOptions {
   hasRun?: (runId: string) => boolean;
   /** The database, to name in that warning. */
   dbPath?: string;
+  /**
+   * Called with each batch once it is committed, before its jobs complete (the store role marks
+   * the search jobs of tasks now done: src/queue/inflight.ts DONE_FIELD). Its failure is logged,
+   * not the batch's.
+   */
+  committed?: (events: readonly unknown[]) => Promise<void>;
 }
 
 /** Run ids the events name (events are validated by the writer; only the field is read). */
@@ -94,6 +100,11 @@ export function createStoreProcessor(
       for (const p of batch) p.reject(error);
       return;
     }
+    await options
+      .committed?.(events)
+      .catch((error: unknown) =>
+        logger.warn({ err: error }, 'could not mark the search jobs of tasks done'),
+      );
     // Hand each job the rejections among its own events (indexes relative to the job).
     let offset = 0;
     let r = 0;

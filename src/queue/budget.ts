@@ -12,6 +12,7 @@
 
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
+import { MARK_DONE_FUNCTION } from './inflight.ts';
 import { evalScript } from './lua.ts';
 
 /**
@@ -39,8 +40,10 @@ return reserve(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4])`;
 // after all, and its worst case gives way to what it cost. With the journal, a call that has
 // neither a reservation, nor a lost mark, nor an entry there was settled already: a settle
 // tried again because the reply to the first was lost (Redis went away after running it)
-// changes nothing, where it would have added the call's credits a second time.
-const SETTLE = `
+// changes nothing, where it would have added the call's credits a second time. KEYS[4]: the
+// hash of the call's search job, whose task is done, marked so (inflight.ts DONE_FIELD).
+const SETTLE = `${MARK_DONE_FUNCTION}
+if KEYS[4] then markDone(KEYS[4]) end
 local field = ARGV[1] .. '|' .. ARGV[2]
 local reserved = redis.call('HGET', KEYS[2], field)
 if reserved then
@@ -96,6 +99,13 @@ export interface BudgetKeys {
   reservations: string;
 }
 
+export interface SettleOptions {
+  /** The in-flight journal's key: the call's entry leaves it in the same script. */
+  journal?: string;
+  /** With `journal`: the hash of the call's search job, whose task is done, marked so. */
+  doneJob?: string;
+}
+
 export class Budget {
   readonly #redis: Redis;
   readonly #keys: BudgetKeys;
@@ -145,10 +155,13 @@ export class Budget {
     runId: string,
     callId: string,
     used: number,
-    options: { journal?: string } = {},
+    options: SettleOptions = {},
   ): Promise<void> {
     const keys = [this.#keys.budget, this.#keys.reservations];
-    if (options.journal !== undefined) keys.push(options.journal);
+    if (options.journal !== undefined) {
+      keys.push(options.journal);
+      if (options.doneJob !== undefined) keys.push(options.doneJob);
+    }
     await evalScript(this.#redis, SETTLE, keys.length, ...keys, runId, callId, used);
   }
 
@@ -213,7 +226,7 @@ export async function settleRecorded(
   runId: string,
   callId: string,
   spent: number,
-  options: { journal?: string } = {},
+  options: SettleOptions = {},
 ): Promise<void> {
   const again = (failures: number) => {
     const delayMs = Math.min(SETTLE_RETRY_MAX_MS, SETTLE_RETRY_BASE_MS * 2 ** (failures - 1));

@@ -8,6 +8,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { CallPurpose, StoreEvent } from '../store/events.ts';
+import { evalScript } from './lua.ts';
 import type { HarvestKeys } from './names.ts';
 
 export interface InflightCall {
@@ -56,12 +57,50 @@ class TickBatch<T> {
   }
 }
 
+/**
+ * The field a search job's hash (BullMQ's `<prefix>:search:<id>`) gets once its task's success
+ * is durable. A worker killed after the record but before BullMQ heard the job end leaves the
+ * job to come back as stalled; the next worker reads this and ends the job, instead of calling
+ * (and being billed) again. Set by the worker with its journal end, and by the store role as it
+ * commits the task's record (the worker may die before its own mark); it goes with the job's
+ * hash when the job is removed.
+ */
+export const DONE_FIELD = 'harvest:done';
+
+/**
+ * Lua, `markDone(jobKey)`: the field on a job's hash that still exists (a job removed meanwhile
+ * must not come back as a stray hash).
+ */
+export const MARK_DONE_FUNCTION = `
+local function markDone(jobKey)
+  if redis.call('EXISTS', jobKey) == 1 then redis.call('HSET', jobKey, '${DONE_FIELD}', '1') end
+end`;
+
+// KEYS: the journal, then one job hash per call. ARGV: the call ids.
+const END_DONE = `${MARK_DONE_FUNCTION}
+for i = 2, #KEYS do
+  markDone(KEYS[i])
+  redis.call('HDEL', KEYS[1], ARGV[i - 1])
+end
+return #KEYS - 1`;
+
+// KEYS: job hashes.
+const MARK_DONE = `${MARK_DONE_FUNCTION}
+for i = 1, #KEYS do markDone(KEYS[i]) end
+return #KEYS`;
+
+/** Marks the search jobs at `jobKeys` done (DONE_FIELD), those that still exist. */
+export async function markJobsDone(redis: Redis, jobKeys: readonly string[]): Promise<void> {
+  if (jobKeys.length > 0) await evalScript(redis, MARK_DONE, jobKeys.length, ...jobKeys);
+}
+
 export class InflightJournal {
   readonly #redis: Redis;
   readonly #keys: HarvestKeys;
   readonly #heartbeatTtlMs: number;
   readonly #begins: TickBatch<InflightCall>;
   readonly #ends: TickBatch<string>;
+  readonly #done: TickBatch<{ callId: string; jobKey: string }>;
 
   /** `heartbeatTtlMs`: a worker silent this long is dead and its calls are reaped. */
   constructor(redis: Redis, keys: HarvestKeys, heartbeatTtlMs = DEFAULT_HEARTBEAT_TTL_MS) {
@@ -72,6 +111,16 @@ export class InflightJournal {
       redis.hset(keys.inflight, ...calls.flatMap((c) => [c.callId, journalEntry(c)])),
     );
     this.#ends = new TickBatch((callIds) => redis.hdel(keys.inflight, ...callIds));
+    this.#done = new TickBatch((ends) =>
+      evalScript(
+        redis,
+        END_DONE,
+        ends.length + 1,
+        keys.inflight,
+        ...ends.map((e) => e.jobKey),
+        ...ends.map((e) => e.callId),
+      ),
+    );
   }
 
   get heartbeatTtlMs(): number {
@@ -91,6 +140,19 @@ export class InflightJournal {
   /** Removes a call whose record is durable. */
   end(callId: string): Promise<void> {
     return this.#ends.add(callId);
+  }
+
+  /**
+   * Removes the call of a search whose task is done, its record durable, and marks its job
+   * done (DONE_FIELD), in one script.
+   */
+  endDone(callId: string, jobKey: string): Promise<void> {
+    return this.#done.add({ callId, jobKey });
+  }
+
+  /** Whether the search job at `jobKey` is marked done (DONE_FIELD). */
+  async recordedDone(jobKey: string): Promise<boolean> {
+    return (await this.#redis.hexists(jobKey, DONE_FIELD)) === 1;
   }
 
   /** The calls journaled by one worker and not yet recorded. */

@@ -7,7 +7,6 @@ import { type Job, type Queue, RateLimitError, UnrecoverableError, Worker } from
 import type { Redis } from 'ioredis';
 import { createSearchProcessor } from '../../../jobs/search.ts';
 import { type HarvestKeys, parseSearchJobId, QUEUES } from '../../queue/names.ts';
-import { RateController } from '../../queue/rate-controller.ts';
 import { backoffStrategy, isRecorded } from '../../queue/retry.ts';
 import type { StoreEvent, TaskEvent } from '../../store/events.ts';
 import { lostCallsOf } from '../lost-calls.ts';
@@ -64,6 +63,9 @@ export async function startSearchRole(
     rate: ctx.rate,
     pause: (code, reason) => pauseSearchQueue(ctx.searchQueue, ctx.redis, ctx.keys, code, reason),
     lostCalls: (jobId) => lostCallsOf(ctx.redis, ctx.keys, jobId),
+    ...(ctx.store
+      ? { taskDone: (runId, key) => ctx.store?.tasks.get(runId, key)?.status === 'done' }
+      : {}),
     maxLostCalls: options.maxLostCalls ?? 3,
     stopReason: (runId) => ctx.stoppedRuns.confirmedReason(runId),
     workerId: ctx.workerId,

@@ -9,11 +9,24 @@
  */
 import { Worker } from 'bullmq';
 import { createStoreProcessor, STORE_BATCH_JOBS } from '../../../jobs/store.ts';
-import { QUEUES } from '../../queue/names.ts';
+import { markJobsDone } from '../../queue/inflight.ts';
+import { QUEUES, searchJobId } from '../../queue/names.ts';
 import { backoffStrategy } from '../../queue/retry.ts';
 import { redriveFailedStoreJobs } from '../../queue/store-sink.ts';
 import { Feeder, type FeederOptions } from '../../run/feeder.ts';
 import type { RoleContext, RoleHandle } from './role.ts';
+
+/** The hashes of the search jobs whose tasks `events` make done. */
+export function doneSearchJobKeys(prefix: string, events: readonly unknown[]): string[] {
+  const keys: string[] = [];
+  for (const e of events) {
+    const t = e as { type?: unknown; status?: unknown; runId?: unknown; taskKey?: unknown };
+    if (t.type !== 'task' || t.status !== 'done') continue;
+    if (typeof t.runId !== 'string' || typeof t.taskKey !== 'string') continue;
+    keys.push(`${prefix}:${QUEUES.search}:${searchJobId(t.runId, t.taskKey)}`);
+  }
+  return keys;
+}
 
 export async function startStoreRole(
   ctx: RoleContext,
@@ -26,6 +39,9 @@ export async function startStoreRole(
   const processor = createStoreProcessor(writer, log, {
     hasRun: (runId) => store.runs.get(runId) !== undefined,
     dbPath: store.path,
+    // A search worker killed after its record reached the store queue, before its job ended,
+    // must not have the task searched again: its job says the task is done.
+    committed: (events) => markJobsDone(ctx.redis, doneSearchJobKeys(ctx.prefix, events)),
   });
   const worker = new Worker(QUEUES.store, processor, {
     connection: ctx.connection,
