@@ -18,6 +18,7 @@ import {
 import { readPipelineText } from '../pipeline/load.ts';
 import { Budget } from '../queue/budget.ts';
 import { removeFailedJobs } from '../queue/enqueue.ts';
+import { FeedState } from '../queue/feed-state.ts';
 import { newRunId, searchJobId } from '../queue/names.ts';
 import { RateController } from '../queue/rate-controller.ts';
 import { liveTaskKeys, StoppedRuns } from '../queue/stopped-runs.ts';
@@ -223,9 +224,7 @@ export async function resumeRun(
     await runtime.searchQueue.resume();
     await runtime.redis.del(runtime.keys.pausedReason);
   }
-  // Before the store backlog is committed and SQLite read: a job in Redis now is worked as it
-  // is; one not in Redis now, and finished, has its records in that backlog.
-  const live = await liveTaskKeys(runtime.searchQueue, runId);
+  const live = await stopFeedingThenReadLive(runtime, runId);
   const redrivenStoreJobs = await redriveFailedStoreJobs(runtime.storeQueue);
   const committedStoreJobs = await commitStoreBacklog(runtime);
   // What SQLite says was spent, calls of unknown cost at their task's worst case (as the
@@ -245,6 +244,19 @@ export async function resumeRun(
     'run resumed',
   );
   return { runId, pipeline, requeued, retried, redrivenStoreJobs };
+}
+
+/**
+ * The tasks of `runId` whose jobs are in Redis, read before the store backlog is committed and
+ * SQLite read: a job in Redis now is worked as it is; one not in Redis now, and finished, has its
+ * records in that backlog. The run's feed entry goes first (enqueueRun registers it anew): a
+ * feeder adding a page under the old one meanwhile would add jobs the read missed, which, done
+ * and removed before the new entry's feeding starts from the first task again, would be added,
+ * searched and billed a second time. Its page's transaction now fails instead.
+ */
+async function stopFeedingThenReadLive(runtime: Runtime, runId: string): Promise<Set<string>> {
+  await new FeedState(runtime.redis, runtime.keys).remove(runId);
+  return liveTaskKeys(runtime.searchQueue, runId);
 }
 
 /** Store jobs read from Redis at a time. */
@@ -310,7 +322,7 @@ export async function requeueUnfinished(
   const run = runtime.store.runs.get(runId);
   if (run?.status !== 'queued' && run?.status !== 'running') return 0;
   runtime.store.runs.setStatus(runId, 'running');
-  const live = await liveTaskKeys(runtime.searchQueue, runId);
+  const live = await stopFeedingThenReadLive(runtime, runId);
   await commitStoreBacklog(runtime);
   const requeued = await enqueueRun(runtime, runId, pipeline, undefined, live);
   runtime.store.runs.finishIfDone(runId);

@@ -4,18 +4,24 @@
  * whose jobs were live at the resume, some of which complete (leave Redis) while their events
  * still wait in the store queue.
  * Search workers on other hosts (roles search), `harvest run --resume RUN --wait` feeding
- * (preferred feeder, as run-command does), no store role committing yet.
+ * (preferred feeder, as run-command does), no store role committing yet. And a run resumed
+ * again and again while a store role feeds it: a page its feeder adds during a resume, under
+ * the run's old feed entry, must not escape the resume's read of the live jobs.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Feeder } from '../../src/run/feeder.ts';
 import { resumeRun, startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
+import { startLocalPool } from '../../src/worker/local.ts';
+import type { Pool } from '../../src/worker/pool.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 
 let h: Harness | undefined;
 let feeder: Feeder | undefined;
+const pools: Pool[] = [];
 afterEach(async () => {
+  for (const pool of pools.splice(0)) await pool.close();
   await feeder?.stop();
   feeder = undefined;
   await h?.stop();
@@ -63,4 +69,42 @@ describe('resume of a fed run during live jobs', () => {
     const team = h.sandbox.ledger().teams.sandbox!;
     expect(team.calls['200']).toBe(TASKS);
   }, 60_000);
+
+  it('resumed again and again while a store role feeds it: no task is searched twice', async () => {
+    h = await startHarness({
+      sandbox: { latency: { minMs: 1, maxMs: 10 } },
+      env: { HARVEST_QUEUE_WINDOW: '10' },
+    });
+    const tasks = 1500;
+    const values = Array.from({ length: tasks }, (_, i) => i).join(', ');
+    const file = h.writePipeline(
+      'again',
+      `name: again\nsearches:\n  - matrix:\n      n: [${values}]\n    query: "again {n}"\n    limit: 2\n`,
+    );
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    const pool = async (roles: Array<'search' | 'store'>) => {
+      const started = await startLocalPool(h!.settings, {
+        roles,
+        concurrency: 8,
+        ...(roles.includes('store') ? { store: h!.runtime.store } : {}),
+        logger: h!.logger,
+        feeder: { pollMs: 20 },
+      });
+      pools.push(started);
+    };
+    // Search workers apart from the store role: records go through the store queue.
+    await pool(['store']);
+    await pool(['search']);
+    await pool(['search']);
+    for (let resumes = 0; resumes < 25; resumes++) {
+      await sleep(150);
+      if (h.runtime.store.runs.get(runId)?.status !== 'running') break;
+      await resumeRun(h.runtime, runId, { logger: h.logger });
+    }
+    const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(final.status).toBe('completed');
+    await sleep(300);
+    expect(h.runtime.store.calls.summary(runId).byOutcome.ok).toBe(tasks);
+    expect(h.sandbox.ledger().teams.sandbox?.calls['200']).toBe(tasks);
+  }, 120_000);
 });
