@@ -16,7 +16,7 @@ import { createMediaTable, type MediaTable } from './media.ts';
 import { createMediaReports, type MediaReports } from './media-report.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 import { createNotificationsTable, type NotificationsTable } from './notifications.ts';
-import { directoryError, folderError, openError } from './open-errors.ts';
+import { directoryError, folderError, foreignError, openError } from './open-errors.ts';
 import { createPipelinesTable, type PipelinesTable } from './pipelines.ts';
 import { createReports, type Reports } from './reports.ts';
 import {
@@ -97,6 +97,12 @@ export interface Store extends Reports, MediaReports {
   readonly applyEvents: ApplyEvents;
   /** What `harvest status` shows for a run; undefined when the run does not exist. */
   readonly runStatus: RunStatusFn;
+  /**
+   * Runs `fn` in one read transaction, so that every figure it reads comes from the same
+   * snapshot of the database although a writer commits meanwhile (a report's rows and its
+   * totals). Synchronous: `fn` must not wait on anything. Nested calls join the outer one.
+   */
+  snapshot<T>(fn: () => T): T;
   /** Streams result rows (of one run when given a run id); see `ResultsTable.iterate`. */
   iterateResults(filter?: string | ResultFilter): IterableIterator<ResultRow>;
   /** Closes the connection; idempotent. */
@@ -141,7 +147,7 @@ export function openStore(dbPath: string, options: OpenStoreOptions = {}): Store
     throw openError(file, readonly, error);
   }
   try {
-    configure(db, readonly, busyTimeoutMs, options.synchronous ?? 'full');
+    configure(db, file, readonly, busyTimeoutMs, options.synchronous ?? 'full');
     migrate(db, file, readonly, options.onMigrate);
     return buildStore(db, file, { readonly, busyTimeoutMs }, options.now ?? systemClock);
   } catch (error) {
@@ -152,16 +158,40 @@ export function openStore(dbPath: string, options: OpenStoreOptions = {}): Store
 
 function configure(
   db: Database,
+  file: string,
   readonly: boolean,
   busyTimeoutMs: number,
   synchronous: 'full' | 'normal',
 ): void {
   db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(busyTimeoutMs))}`);
   db.pragma('foreign_keys = ON');
+  // Before anything is written (WAL mode is recorded in the file): another application's
+  // database is left as it is.
+  refuseForeign(db, file);
   if (!readonly) {
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   }
+}
+
+/**
+ * Throws when the file is not harvest's: schema version 0 (what every SQLite file starts with)
+ * but something in it. A version-0 file is a new harvest database only when it is empty:
+ * harvest's first migration creates its tables and sets the version in one transaction, so a
+ * harvest database never has tables at version 0. SQLite's own `sqlite_*` tables are not counted.
+ */
+function refuseForeign(db: Database, file: string): void {
+  const names = db.transaction(() => {
+    if ((db.pragma('user_version', { simple: true }) as number) !== 0) return [];
+    return db
+      .prepare<[], string>(
+        `SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\'
+         ORDER BY type <> 'table', name`,
+      )
+      .pluck()
+      .all();
+  })();
+  if (names.length > 0) throw foreignError(file, names);
 }
 
 /** Applies the missing migrations in one immediate transaction. */
@@ -197,6 +227,8 @@ function migrate(
     db.transaction(() => {
       // Read again under the write lock: another process may have migrated meanwhile.
       const from = version();
+      // Nor has another application written its tables into the file since it was checked.
+      if (from === 0) refuseForeign(db, file);
       if (from > 0 && from < SCHEMA_VERSION) {
         told = { from, at: performance.now() };
         onMigrate?.({ file, from, to: SCHEMA_VERSION });
@@ -249,6 +281,7 @@ function buildStore(
     gauges: createStoreGauges(db),
     applyEvents: createApplyEvents(db, tables),
     runStatus: createRunStatus(db, { ...tables, mediaSummary: reports.mediaSummary }),
+    snapshot: (fn) => db.transaction(fn)(),
     iterateResults: (filter) =>
       tables.results.iterate(typeof filter === 'string' ? { runId: filter } : filter),
     close() {

@@ -9,6 +9,9 @@
  * | no permission, read-only file or disk| STORE_READONLY  |
  * | not a SQLite file, or damaged        | STORE_CORRUPT   |
  * | locked by another process too long   | STORE_LOCKED    |
+ * | the disk is full                     | STORE_FULL      |
+ * | the disk reports an I/O error        | STORE_IO_ERROR  |
+ * | a SQLite file of another application | STORE_FOREIGN   |
  */
 import { HarvestError } from '../errors.ts';
 
@@ -67,6 +70,8 @@ export function openError(file: string, readonly: boolean, error: unknown): unkn
       error,
     );
   }
+  const disk = diskError(file, error);
+  if (disk !== error) return disk;
   if (code === 'SQLITE_NOTADB' || code.startsWith('SQLITE_CORRUPT')) {
     return storeError(
       'STORE_CORRUPT',
@@ -76,4 +81,46 @@ export function openError(file: string, readonly: boolean, error: unknown): unkn
     );
   }
   return error;
+}
+
+/**
+ * The disk holding the database is full, or reports an I/O error (SQLITE_FULL, SQLITE_IOERR*),
+ * whenever it happens: while the database is opened, or later while a command writes to it
+ * (planning a run: src/cli/main.ts passes a command's errors through `openError`). Anything
+ * else is returned as it is.
+ */
+export function diskError(file: string, error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return error;
+  if (code === 'SQLITE_FULL') {
+    return storeError(
+      'STORE_FULL',
+      `the disk holding the database ${file} is full (${code}): free some space, or set ` +
+        'HARVEST_DB (or HARVEST_DATA_DIR) to a disk with room',
+      error,
+    );
+  }
+  if (code.startsWith('SQLITE_IOERR')) {
+    return storeError(
+      'STORE_IO_ERROR',
+      `cannot read or write the database ${file} (${code}): the disk or file system reported an ` +
+        'I/O error (full, removed or failing?); check it, or set HARVEST_DB elsewhere',
+      error,
+    );
+  }
+  return error;
+}
+
+/**
+ * A SQLite file with tables but no harvest schema version: another application's database,
+ * which harvest neither migrates into nor reads.
+ */
+export function foreignError(file: string, tables: readonly string[]): HarvestError {
+  const shown = tables.slice(0, 5).join(', ') + (tables.length > 5 ? ', …' : '');
+  return storeError(
+    'STORE_FOREIGN',
+    `${file} is a SQLite database, but not harvest's: it has tables (${shown}) and no harvest ` +
+      'schema version; point HARVEST_DB elsewhere',
+    undefined,
+  );
 }

@@ -1,5 +1,5 @@
 /** `harvest status`: runs and their counts, credits, errors by code, and why a run is paused. */
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
 import { maskUrl, type Settings } from '../../config.ts';
@@ -20,6 +20,18 @@ import { formatMediaSummary } from '../media-format.ts';
 import { queuesQuiet } from '../queue-probe.ts';
 import { positiveInt } from './run.ts';
 
+/**
+ * True when nothing is at `file` yet. A path that cannot be looked at (its folder is a file,
+ * no permission) is not "no runs yet": opening it says what is wrong, as every command does.
+ */
+function noDatabaseYet(file: string): boolean {
+  try {
+    return statSync(file, { throwIfNoEntry: false }) === undefined;
+  } catch {
+    return false;
+  }
+}
+
 export function registerStatus(program: Command, ctx: CommandContext): void {
   program
     .command('status')
@@ -34,7 +46,7 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
     .action(async (runId: string | undefined, opts: { json?: boolean; limit: number }) => {
       const settings = ctx.settings();
       // Before the first run there is no database: that is no runs yet, not an error.
-      if (!runId && !existsSync(settings.dbPath)) {
+      if (!runId && noDatabaseYet(settings.dbPath)) {
         return print(opts.json ? '[]' : `no runs yet in ${settings.dbPath}`);
       }
       const store = openStore(settings.dbPath, { readonly: true });

@@ -122,6 +122,12 @@ function rowsBy(store: Store, o: CostReportOptions, by: CostGroup): CostRow[] {
 }
 
 export function buildCostReport(store: Store, options: CostReportOptions = {}): CostReport {
+  // One read transaction: the rows, the runs' details and the totals are of the same moment,
+  // so the totals row is the sum of the rows although a run writes meanwhile.
+  return store.snapshot(() => buildFromSnapshot(store, options));
+}
+
+function buildFromSnapshot(store: Store, options: CostReportOptions): CostReport {
   const by = options.by ?? 'pipeline';
   checkOptions(store, options, by);
   const [total] = store.costs({ by: [], runId: options.runId, sinceMs: options.sinceMs });

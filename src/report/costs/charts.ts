@@ -21,6 +21,14 @@ export function buildCostCharts(
   store: Store,
   filter: { runId?: string; sinceMs?: number },
 ): CostCharts {
+  // One read transaction: the charts agree with each other although a run writes meanwhile.
+  return store.snapshot(() => chartsFromSnapshot(store, filter));
+}
+
+function chartsFromSnapshot(
+  store: Store,
+  filter: { runId?: string; sinceMs?: number },
+): CostCharts {
   const scope = { runId: filter.runId, sinceMs: filter.sinceMs };
   const daily = store.costs({ by: ['day', 'pipeline'], ...scope });
   const days = [...new Set(daily.map((g) => g.keys[0]!))].sort();

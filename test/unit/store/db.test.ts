@@ -114,6 +114,48 @@ describe('openStore', () => {
     );
   });
 
+  it("refuses another application's SQLite file (tables, no schema version) and leaves it alone", () => {
+    const dir = stores.dir();
+    const foreign = path.join(dir, 'app.db');
+    const raw = new Sqlite(foreign);
+    raw.exec(
+      'CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT); CREATE VIEW v AS SELECT 1;',
+    );
+    raw.close();
+    const before = fs.readFileSync(foreign);
+    const expected = expect.objectContaining({
+      code: 'STORE_FOREIGN',
+      exitCode: 3,
+      message: `${foreign} is a SQLite database, but not harvest's: it has tables (customers, v) and no harvest schema version; point HARVEST_DB elsewhere`,
+    });
+    expect(() => openStore(foreign)).toThrow(expected);
+    expect(() => openStore(foreign, { readonly: true })).toThrow(expected);
+    // Not a byte written: no harvest table, not even WAL mode.
+    expect(fs.readFileSync(foreign).equals(before)).toBe(true);
+    const check = new Sqlite(foreign, { readonly: true });
+    try {
+      expect(check.pragma('journal_mode', { simple: true })).toBe('delete');
+      expect(
+        check.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all(),
+      ).toEqual(['customers']);
+    } finally {
+      check.close();
+    }
+
+    // Its tables may collide with harvest's: refused all the same, not "table runs already exists".
+    const colliding = path.join(dir, 'runs.db');
+    const other = new Sqlite(colliding);
+    other.exec('CREATE TABLE runs (x); INSERT INTO runs VALUES (1);');
+    other.close();
+    expect(() => openStore(colliding)).toThrow(expect.objectContaining({ code: 'STORE_FOREIGN' }));
+
+    // An empty SQLite file (version 0, no tables) is a new database: migrated.
+    const empty = path.join(dir, 'empty.db');
+    new Sqlite(empty).close();
+    const store = openStore(empty);
+    store.close();
+  });
+
   it('tells before and after it upgrades an existing database, and not when it makes one', () => {
     const steps: MigrationStep[] = [];
     const onMigrate = (step: MigrationStep) => steps.push(step);
