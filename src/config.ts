@@ -218,13 +218,16 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')),
   );
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new SettingsError(`invalid environment:\n${lines.join('\n')}`);
+    // One line, as every message of a command: each variable and what is wrong with it.
+    const problems = parsed.error.issues.map(
+      (i) => `${i.path.join('.')}: ${i.message.replace(/\s*\n\s*/g, ' ')}`,
+    );
+    throw new SettingsError(`invalid environment: ${problems.join('; ')}`);
   }
   const e = parsed.data;
   if ((e.HARVEST_DASHBOARD_USER === undefined) !== (e.HARVEST_DASHBOARD_PASSWORD === undefined)) {
     throw new SettingsError(
-      'invalid environment:\n  HARVEST_DASHBOARD_USER and HARVEST_DASHBOARD_PASSWORD go together: set both or neither',
+      'invalid environment: HARVEST_DASHBOARD_USER and HARVEST_DASHBOARD_PASSWORD go together: set both or neither',
     );
   }
   const dataDir = path.resolve(e.HARVEST_DATA_DIR);

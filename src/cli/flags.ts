@@ -1,4 +1,4 @@
-/** Small flag parsers shared by commands (dates, lists, one-of choices). */
+/** Small flag parsers shared by commands (dates, lists, one-of choices, numbers). */
 import { InvalidArgumentError } from 'commander';
 
 const DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
@@ -38,4 +38,34 @@ export function oneOf<T extends string>(choices: readonly T[]): (value: string) 
     if ((choices as readonly string[]).includes(value)) return value as T;
     throw new InvalidArgumentError(`expected one of ${choices.join(', ')}`);
   };
+}
+
+/**
+ * A whole number written in plain decimal digits: `Number` alone would take `0x10`, `1e1`,
+ * ` 8 ` and the empty string (0).
+ */
+function decimal(value: string): number | undefined {
+  if (!/^\d+$/.test(value)) return undefined;
+  const n = Number(value);
+  return Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** `-c 16`, `--limit 20`: a whole number >= 1, in decimal digits. */
+export function positiveInt(value: string): number {
+  const n = decimal(value);
+  if (n === undefined || n < 1) {
+    throw new InvalidArgumentError('expected a whole number >= 1, in decimal digits');
+  }
+  return n;
+}
+
+/** `--metrics-port 9464`: 0 to 65535 (0 picks a free one), in decimal digits. */
+export function port(value: string): number {
+  const n = decimal(value);
+  if (n === undefined || n > 65_535) {
+    throw new InvalidArgumentError(
+      'expected a port number, 0..65535 in decimal digits (0 picks a free one)',
+    );
+  }
+  return n;
 }

@@ -369,6 +369,20 @@ class RunSession {
     await this.#pool
       ?.forceClose('stopped by the user before the answer arrived; the cost is unknown')
       .catch(() => {});
+    if (this.#opts.json) {
+      // --json prints JSON whatever happens: the error's usual shape, written out before exit.
+      const run = this.#runId ? `run ${this.#runId}` : 'the run';
+      const error = {
+        code: 'FORCED_STOP',
+        message: `${run} stopped at once by a second Ctrl-C: calls in flight are recorded as lost (cost unknown)`,
+        exitCode: EXIT.NOT_FINISHED,
+        ...(this.#runId ? { runId: this.#runId } : {}),
+      };
+      const text = `${JSON.stringify({ ok: false, error }, null, 2)}\n`;
+      // Flushed before the exit; a reader that does not read does not hold the stop for long.
+      const written = new Promise<void>((resolve) => process.stdout.write(text, () => resolve()));
+      await Promise.race([written, sleep(1000)]);
+    }
     process.exit(EXIT.NOT_FINISHED);
   }
 }

@@ -50,6 +50,29 @@ describe('loadSettings', () => {
     );
   });
 
+  it('says what is wrong in one line, each variable named, several joined with "; "', () => {
+    const messageOf = (env: NodeJS.ProcessEnv) => {
+      try {
+        loadSettings(env);
+      } catch (error) {
+        expect(error).toBeInstanceOf(SettingsError);
+        return (error as Error).message;
+      }
+      throw new Error('no error');
+    };
+    expect(messageOf({ HARVEST_QUEUE_WINDOW: 'abc' })).toBe(
+      'invalid environment: HARVEST_QUEUE_WINDOW: a whole number',
+    );
+    const several = messageOf({ HARVEST_QUEUE_WINDOW: '1e3', HARVEST_PREFIX: 'bad prefix!' });
+    expect(several).not.toContain('\n');
+    expect(several).toMatch(/^invalid environment: \S+: .+; \S+: .+$/);
+    expect(several).toContain('HARVEST_QUEUE_WINDOW: a whole number');
+    expect(several).toContain('HARVEST_PREFIX: letters, digits, dot, dash and underscore only');
+    expect(messageOf({ HARVEST_DASHBOARD_USER: 'ops' })).toBe(
+      'invalid environment: HARVEST_DASHBOARD_USER and HARVEST_DASHBOARD_PASSWORD go together: set both or neither',
+    );
+  });
+
   it('reads the queue window, 10000 jobs by default', () => {
     expect(loadSettings({}).queueWindow).toBe(10_000);
     expect(loadSettings({ HARVEST_QUEUE_WINDOW: '500' }).queueWindow).toBe(500);

@@ -88,7 +88,11 @@ export function registerReport(program: Command, ctx: CommandContext): void {
           },
           { stdout: process.stdout },
         );
-        if (flags.out && !flags.json) {
+        if (flags.out && flags.json) {
+          // --json: stdout is JSON whatever happens, as `export --json --out` prints its summary.
+          const summary = { ok: true, out: flags.out, format };
+          process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+        } else if (flags.out) {
           process.stdout.write(`wrote the ${format} cost report to ${flags.out}\n`);
         }
       } finally {

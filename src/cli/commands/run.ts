@@ -1,15 +1,13 @@
 /** `harvest run`: record a run, enqueue its tasks, and optionally follow it (or work it here). */
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
 import type { Progress } from '../../run/wait.ts';
 import type { CommandContext } from '../context.ts';
 import { EXIT } from '../exit-codes.ts';
+import { positiveInt } from '../flags.ts';
 
-export function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number >= 1');
-  return n;
-}
+/** Kept here too: other commands import it from this module. */
+export { positiveInt };
 
 /**
  * Exit codes: 0 every task done (and its media saved, when followed), 1 some task failed or

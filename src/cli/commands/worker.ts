@@ -11,10 +11,10 @@ import type { Pool } from '../../worker/pool.ts';
 import { ROLE_HELP, ROLES, type Role } from '../../worker/role-names.ts';
 import type { CommandContext } from '../context.ts';
 import { EXIT } from '../exit-codes.ts';
+import { port, positiveInt } from '../flags.ts';
 import { migrationNotice } from '../migration-notice.ts';
 import { isRedisConnectionLog, watchRedis } from '../redis-watch.ts';
 import { onStopSignals } from '../signals.ts';
-import { positiveInt } from './run.ts';
 
 interface WorkerOptions {
   roles: Role[];
@@ -23,14 +23,6 @@ interface WorkerOptions {
   stalledInterval: number;
   metricsPort?: number;
   metricsHost: string;
-}
-
-function port(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) {
-    throw new InvalidArgumentError('expected a port number, 0..65535 (0 picks a free one)');
-  }
-  return n;
 }
 
 function parseRoles(value: string): Role[] {
