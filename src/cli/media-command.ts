@@ -1,5 +1,6 @@
 /** What `harvest media` and `harvest media verify` do, loaded only when they run. */
-
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import type { Settings } from '../config.ts';
 import { HarvestError } from '../errors.ts';
 import { mediaRoot } from '../media/storage.ts';
@@ -78,6 +79,45 @@ export function formatMediaCounts(
 const ORPHANS_SHOWN = 10;
 
 /**
+ * How much earlier than the clock a file's time may read: file systems stamp files with the
+ * kernel's coarse clock, a tick behind. (Where times are whole seconds, a file placed in the
+ * verify's first second may still be listed: it loses nothing.)
+ */
+const MTIME_SLACK_MS = 50;
+
+/**
+ * The orphans of a listing made while runs may be saving files: the saved rows were read
+ * before the (slow) re-hashing and the listing, so each candidate is checked again against the
+ * rows as they are now. A file placed since the verify began is passed over too: its row may
+ * still be on its way (a worker records a file once it is in place). A file saved during the
+ * verify is never called an orphan.
+ */
+async function settledOrphans(
+  settings: Settings,
+  candidates: Orphans,
+  startedAt: number,
+): Promise<Orphans> {
+  if (candidates.files === 0) return candidates;
+  const store = openStore(settings.dbPath, { readonly: true });
+  let saved: Set<string>;
+  try {
+    saved = new Set(store.savedFiles().map((f) => f.path));
+  } finally {
+    store.close();
+  }
+  const orphans: Orphans = { files: 0, bytes: 0, paths: [] };
+  for (const o of candidates.paths) {
+    if (saved.has(o.path)) continue;
+    const stat = await fs.stat(path.join(settings.dataDir, o.path)).catch(() => undefined);
+    if (!stat || stat.mtimeMs >= startedAt - MTIME_SLACK_MS) continue;
+    orphans.files += 1;
+    orphans.bytes += o.bytes;
+    orphans.paths.push(o);
+  }
+  return orphans;
+}
+
+/**
  * Exit code: 0 when every saved file is there with its bytes, 1 otherwise. Of the whole
  * database (no RUN), stored files no saved row points at are listed too; they take room but
  * lose nothing, so they do not change the exit code.
@@ -96,13 +136,18 @@ export async function mediaVerify(
   } finally {
     store.close();
   }
+  const startedAt = Date.now();
   const report = await verifyFiles(settings.dataDir, files);
   const orphans: Orphans | undefined =
     runId === undefined
-      ? await findOrphans(
-          settings.dataDir,
-          dirs.map((dir) => mediaRoot(settings.dataDir, dir)),
-          new Set(files.map((f) => f.path)),
+      ? await settledOrphans(
+          settings,
+          await findOrphans(
+            settings.dataDir,
+            dirs.map((dir) => mediaRoot(settings.dataDir, dir)),
+            new Set(files.map((f) => f.path)),
+          ),
+          startedAt,
         )
       : undefined;
   if (json) print(JSON.stringify(orphans ? { ...report, orphans } : report, null, 2));
