@@ -16,6 +16,7 @@ import { openRuntime, type Runtime } from '../run/runtime.ts';
 import { type LoadedPipeline, loadValidPipeline, resumeRun, startRun } from '../run/start.ts';
 import { stopRun } from '../run/stop.ts';
 import { waitForRun } from '../run/wait.ts';
+import { replacedError } from '../store/db.ts';
 import { startLocalPool } from '../worker/local.ts';
 import type { Pool } from '../worker/pool.ts';
 import { exitCodeFor, type RunOptions } from './commands/run.ts';
@@ -209,6 +210,8 @@ class RunSession {
     // A local pool feeds the run itself (its store role).
     if (!this.#opts.local) this.#feeder = this.#startFeeder();
     const since = Date.now();
+    // The database deleted or replaced under the run: its records wait in Redis, unwritten.
+    let replaced = false;
     let final = await waitForRun(this.#runtime, runId, {
       since,
       signal: this.#stopWaiting.signal,
@@ -217,6 +220,10 @@ class RunSession {
       waitForMedia: this.#opts.local === true,
       onProgress: (p) => {
         view.update(p);
+        if (!replaced && this.#runtime.store.replaced()) {
+          replaced = true;
+          this.#stopWaiting.abort();
+        }
         if (p.noWorker && !noticed) {
           noticed = true;
           process.stderr.write(
@@ -227,6 +234,7 @@ class RunSession {
     });
     await watch.close();
     view.stop();
+    if (replaced) throw replacedError(this.#runtime.store.path);
     if (this.#interrupting) {
       // The stop marks the run interrupted at once, which ends the wait, while the calls in
       // flight are still being recorded as the pool closes: the summary waits for them.

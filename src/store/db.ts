@@ -103,6 +103,11 @@ export interface Store extends Reports, MediaReports {
    * totals). Synchronous: `fn` must not wait on anything. Nested calls join the outer one.
    */
   snapshot<T>(fn: () => T): T;
+  /**
+   * Whether the file at `path` is no longer the one this connection has open (deleted or
+   * replaced meanwhile): commits are refused then (`STORE_REPLACED`).
+   */
+  replaced(): boolean;
   /** Streams result rows (of one run when given a run id); see `ResultsTable.iterate`. */
   iterateResults(filter?: string | ResultFilter): IterableIterator<ResultRow>;
   /** Closes the connection; idempotent. */
@@ -194,6 +199,36 @@ function refuseForeign(db: Database, file: string): void {
   if (names.length > 0) throw foreignError(file, names);
 }
 
+/** A file's identity (device and inode), or undefined when there is none at `file`. */
+function identityOf(file: string): string | undefined {
+  const info = fs.statSync(file, { throwIfNoEntry: false });
+  return info ? `${info.dev}:${info.ino}` : undefined;
+}
+
+/**
+ * `apply`, refusing to commit once the database file was deleted or replaced under this
+ * connection (by hand, by a restore, by another tool): SQLite would go on writing to the open,
+ * unlinked file, and every record committed from then on, calls the service billed included,
+ * would vanish with the process. The batch fails instead, so its records stay in Redis (the
+ * search job, or the store queue, retried) for a harvest started against the file now there.
+ */
+function sameFileOnly(file: string, replaced: () => boolean, apply: ApplyEvents): ApplyEvents {
+  return (events) => {
+    if (replaced()) throw replacedError(file);
+    return apply(events);
+  };
+}
+
+export function replacedError(file: string): HarvestError {
+  return new HarvestError(
+    'STORE_REPLACED',
+    `the database ${file} was deleted or replaced while harvest had it open: nothing more is ` +
+      'written to the old one, and records wait in Redis; restart harvest (workers, run --local) ' +
+      'to write them to the file there now',
+    { exitCode: 3 },
+  );
+}
+
 /** Applies the missing migrations in one immediate transaction. */
 function migrate(
   db: Database,
@@ -270,6 +305,8 @@ function buildStore(
     media: createMediaTable(db, now),
   };
   const reports = { ...createReports(db), ...createMediaReports(db) };
+  const opened = identityOf(file);
+  const replaced = () => opened !== undefined && identityOf(file) !== opened;
   return {
     path: file,
     readonly,
@@ -279,7 +316,8 @@ function buildStore(
     exports: createExportReader(db),
     ticks: createScheduleTicksTable(db, now),
     gauges: createStoreGauges(db),
-    applyEvents: createApplyEvents(db, tables),
+    applyEvents: sameFileOnly(file, replaced, createApplyEvents(db, tables)),
+    replaced,
     runStatus: createRunStatus(db, { ...tables, mediaSummary: reports.mediaSummary }),
     snapshot: (fn) => db.transaction(fn)(),
     iterateResults: (filter) =>

@@ -1,16 +1,17 @@
 /**
  * Databases a command cannot use, through the real binary: exit 3 (the environment) in one line
  * naming the file, never a stack trace: another application's SQLite file, a data folder that
- * is a file, a disk that fills up while the database is made or a run is planned.
+ * is a file, a disk that fills up while the database is made or a run is planned, a database
+ * deleted under a run.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Settings } from '../../src/config.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
-import { BIN, cliEnv, runCli } from '../helpers/cli.ts';
+import { BIN, cliEnv, runCli, spawnCli } from '../helpers/cli.ts';
 import { deletePrefix, freshPrefix } from '../helpers/redis.ts';
 import { testSettings } from '../helpers/settings.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -167,4 +168,36 @@ describe('a disk that fills up', () => {
     expect(r.stderr).toContain(db);
     expect(JSON.parse(r.stdout).error.code).toMatch(/^STORE_(FULL|IO_ERROR)$/);
   });
+});
+
+describe('a database deleted while run --local writes to it', () => {
+  it('stops the run with exit 3 saying so, rather than report records stored in a file that is gone', async () => {
+    const slow = await startSandbox({ port: 0, latency: { minMs: 150, maxMs: 300 } });
+    const dir = path.join(tmp.dir, 'deleted');
+    mkdirSync(dir);
+    const s = testSettings({ dir, prefix: freshPrefix(), apiUrl: slow.url });
+    try {
+      const n = Array.from({ length: 200 }, (_, i) => i).join(', ');
+      const pipeline = path.join(dir, 'p.yaml');
+      writeFileSync(
+        pipeline,
+        `name: gone\nsearches:\n  - matrix:\n      n: [${n}]\n    query: "gone {n}"\n    limit: 1\n`,
+      );
+      const run = spawnCli(['run', pipeline, '--local', '-c', '4'], s);
+      const started = Date.now();
+      while (
+        (slow.ledger().teams.sandbox?.calls['200'] ?? 0) < 10 &&
+        Date.now() - started < 30_000
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${s.dbPath}${suffix}`, { force: true });
+      expect(await run.exited).toBe(3);
+      expect(run.stderr()).toContain('was deleted or replaced while harvest had it open');
+      expect(run.stderr()).not.toMatch(/\n\s+at /);
+    } finally {
+      await slow.close();
+      await deletePrefix(s.queuePrefix);
+    }
+  }, 90_000);
 });
