@@ -10,6 +10,7 @@
  */
 import type { Job } from 'bullmq';
 import type { Logger } from '../src/log.ts';
+import { foreignRunWarner } from '../src/store/foreign-runs.ts';
 import type { EventWriter, RejectedEvent } from '../src/store/index.ts';
 
 /** Store jobs in hand at once (the store worker's concurrency), applied together. */
@@ -49,16 +50,6 @@ export interface StoreProcessorOptions {
   committed?: (events: readonly unknown[]) => Promise<void>;
 }
 
-/** Run ids the events name (events are validated by the writer; only the field is read). */
-function runIdsOf(events: readonly unknown[]): Set<string> {
-  const ids = new Set<string>();
-  for (const e of events) {
-    const runId = (e as { runId?: unknown } | null)?.runId;
-    if (typeof runId === 'string') ids.add(runId);
-  }
-  return ids;
-}
-
 export function createStoreProcessor(
   writer: EventWriter,
   logger: Logger,
@@ -68,23 +59,9 @@ export function createStoreProcessor(
   const windowMs = options.windowMs ?? STORE_BATCH_WINDOW_MS;
   let pending: Pending[] = [];
   let timer: NodeJS.Timeout | undefined;
-  /** Runs looked up already: each is looked up, and a foreign one said, once. */
-  const checkedRuns = new Set<string>();
-
-  function warnOfForeignRuns(events: readonly unknown[]): void {
-    if (!options.hasRun) return;
-    for (const runId of runIdsOf(events)) {
-      if (checkedRuns.has(runId)) continue;
-      checkedRuns.add(runId);
-      if (options.hasRun(runId)) continue;
-      logger.warn(
-        { runId, db: options.dbPath },
-        `run ${runId} is not in this worker's database: it was started against another one ` +
-          '(HARVEST_DB or HARVEST_DATA_DIR differ between `harvest run` and this worker on the same ' +
-          'HARVEST_PREFIX); its calls and results are kept here, and `harvest status` there will not see them',
-      );
-    }
-  }
+  const warnOfForeignRuns = options.hasRun
+    ? foreignRunWarner(options.hasRun, options.dbPath, logger)
+    : () => {};
 
   async function flush(): Promise<void> {
     clearTimeout(timer);

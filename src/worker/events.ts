@@ -50,10 +50,13 @@ export function writerOrStoreQueue(
   writer: EventWriter | undefined,
   storeQueue: Queue,
   log: Logger,
+  /** Says once per run the database lacks (src/store/foreign-runs.ts), as the store role does. */
+  warnOfForeignRuns: (events: readonly StoreEvent[]) => void = () => {},
 ): WriteEvents {
   const toQueue = queueWrite(storeQueue);
   if (!writer) return toQueue;
   return async (events) => {
+    warnOfForeignRuns(events);
     let rejected: Awaited<ReturnType<EventWriter['write']>>;
     try {
       rejected = await writer.write(events);

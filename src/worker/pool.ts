@@ -16,6 +16,7 @@ import { RateController } from '../queue/rate-controller.ts';
 import { StoppedRuns } from '../queue/stopped-runs.ts';
 import { StoreSink } from '../queue/store-sink.ts';
 import type { FeederOptions } from '../run/feeder.ts';
+import { foreignRunWarner } from '../store/foreign-runs.ts';
 import type { Store, StoreEvent } from '../store/index.ts';
 import { databaseWriter, durable, writerOrStoreQueue } from './events.ts';
 import { type LostCallsWatch, watchLostCalls } from './lost-calls.ts';
@@ -96,7 +97,12 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   storeQueue.on('error', () => {});
   const has = (role: Role) => roles.includes(role);
   const writer = await databaseWriter(options.store, { store: has('store') }, log);
-  const sink = new StoreSink(writerOrStoreQueue(writer, storeQueue, log));
+  const { store } = options;
+  const warnOfForeignRuns =
+    writer && store
+      ? foreignRunWarner((runId) => store.runs.get(runId) !== undefined, store.path, log)
+      : undefined;
+  const sink = new StoreSink(writerOrStoreQueue(writer, storeQueue, log, warnOfForeignRuns));
   const durableRecord = durable((events) => sink.push(events), log);
   const record = counted(durableRecord, options.metrics);
   // A worker is dead once it has been silent as long as its jobs' locks last.
