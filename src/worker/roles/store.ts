@@ -28,6 +28,21 @@ export function doneSearchJobKeys(prefix: string, events: readonly unknown[]): s
   return keys;
 }
 
+/** Calls of known cost among `events` (not LOST), to settle with their run's budget. */
+export function callsToSettle(
+  events: readonly unknown[],
+): Array<{ runId: string; callId: string; credits: number }> {
+  const calls: Array<{ runId: string; callId: string; credits: number }> = [];
+  for (const e of events) {
+    const c = e as { type?: unknown; runId?: unknown; callId?: unknown; outcome?: unknown };
+    const credits = (e as { creditsUsed?: unknown }).creditsUsed;
+    if (c.type !== 'call' || c.outcome === 'LOST' || typeof credits !== 'number') continue;
+    if (typeof c.runId !== 'string' || typeof c.callId !== 'string') continue;
+    calls.push({ runId: c.runId, callId: c.callId, credits });
+  }
+  return calls;
+}
+
 export async function startStoreRole(
   ctx: RoleContext,
   feeding: FeederOptions | undefined,
@@ -40,8 +55,21 @@ export async function startStoreRole(
     hasRun: (runId) => store.runs.get(runId) !== undefined,
     dbPath: store.path,
     // A search worker killed after its record reached the store queue, before its job ended,
-    // must not have the task searched again: its job says the task is done.
-    committed: (events) => markJobsDone(ctx.redis, doneSearchJobKeys(ctx.prefix, events)),
+    // must not have the task searched again (its job says the task is done), nor its call's
+    // worst case stay reserved (its budget is settled here, as the worker would have: the
+    // settle is idempotent, so the worker's own, or a lost call's mark, changes nothing more).
+    committed: async (events) => {
+      await markJobsDone(ctx.redis, doneSearchJobKeys(ctx.prefix, events));
+      const budgeted = callsToSettle(events).filter(
+        (call) => store.runs.get(call.runId)?.maxCredits != null,
+      );
+      // Sent together: one round trip for the batch, not one per call.
+      await Promise.all(
+        budgeted.map((call) =>
+          ctx.budget.settle(call.runId, call.callId, call.credits, { journal: ctx.keys.inflight }),
+        ),
+      );
+    },
   });
   const worker = new Worker(QUEUES.store, processor, {
     connection: ctx.connection,

@@ -1,0 +1,78 @@
+/**
+ * A search worker killed after its call's record reached the store queue, before it settled the
+ * call's budget reservation: the store role settles it as it commits the record (the settle is
+ * idempotent), so the run's budget holds what the call cost, not its worst case for good, and
+ * no reaper later takes the recorded call for a lost one.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterEach, describe, expect, it } from 'vitest';
+import { newCallId } from '../../src/ids.ts';
+import { Budget } from '../../src/queue/budget.ts';
+import { InflightJournal } from '../../src/queue/inflight.ts';
+import { queueWrite } from '../../src/queue/store-sink.ts';
+import { startRun } from '../../src/run/start.ts';
+import type { StoreEvent } from '../../src/store/events.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.stop();
+  h = undefined;
+});
+
+const PIPELINE = `name: settled-by-store
+searches:
+  - query: "settled by the store"
+    limit: 2
+budget:
+  maxCredits: 100
+`;
+
+describe('the store role and the budget', () => {
+  it('settles the reservation of a recorded call whose worker died before settling it', async () => {
+    h = await startHarness();
+    const { runId } = await startRun(h.runtime, h.writePipeline('settled', PIPELINE), {
+      logger: h.logger,
+    });
+    const { redis, keys } = h.runtime;
+    const budget = new Budget(redis, keys);
+    const journal = new InflightJournal(redis, keys);
+    const taskKey = h.runtime.store.tasks.unfinished(runId).next().value!.key;
+    // What the worker did before it died: reserved its worst case, journaled the call, and
+    // handed the record to the store queue.
+    const callId = newCallId();
+    expect(await budget.reserve(runId, callId, 20, 100)).toBe(true);
+    await journal.begin({
+      callId,
+      runId,
+      taskKey,
+      attempt: 1,
+      startedAt: Date.now(),
+      workerId: 'dead',
+    });
+    const call: StoreEvent = {
+      type: 'call',
+      callId,
+      runId,
+      taskKey,
+      attempt: 1,
+      startedAt: Date.now(),
+      durationMs: 10,
+      status: 200,
+      outcome: 'ok',
+      searchId: 'search-1',
+      creditsUsed: 3,
+    };
+    await queueWrite(h.runtime.storeQueue)([call]);
+    await h.startPool({ roles: ['store'] });
+    const deadline = Date.now() + 10_000;
+    while (h.runtime.store.calls.totals(runId).calls === 0 && Date.now() < deadline)
+      await sleep(50);
+    await sleep(200);
+    expect({
+      counter: Number(await redis.hget(keys.budget, runId)),
+      reservations: await redis.hlen(keys.reservations),
+      inFlight: await journal.pending(),
+    }).toEqual({ counter: 3, reservations: 0, inFlight: 0 });
+  }, 30_000);
+});
