@@ -224,17 +224,23 @@ export async function resumeRun(
     await runtime.searchQueue.resume();
     await runtime.redis.del(runtime.keys.pausedReason);
   }
-  const live = await stopFeedingThenReadLive(runtime, runId);
-  const redrivenStoreJobs = await redriveFailedStoreJobs(runtime.storeQueue);
-  const committedStoreJobs = await commitStoreBacklog(runtime);
-  // What SQLite says was spent, calls of unknown cost at their task's worst case (as the
-  // budget counts them): after a Redis that lost its data, the counter starts from it.
-  await new Budget(runtime.redis, runtime.keys).raiseTo(runId, spentAtWorst(runtime, runId));
-  const retried = options.retryFailed ? await requeueFailedTasks(runtime, runId) : 0;
-  // A failed job keeps its id taken; SQLite, not Redis, says which tasks are unfinished.
-  await removeFailedJobs(runtime.searchQueue, runId);
-  store.runs.setStatus(runId, 'running');
-  const requeued = await enqueueRun(runtime, runId, pipeline, undefined, live);
+  const { redrivenStoreJobs, committedStoreJobs, retried, requeued } = await whileNotFed(
+    runtime,
+    runId,
+    async (live) => {
+      const redrivenStoreJobs = await redriveFailedStoreJobs(runtime.storeQueue);
+      const committedStoreJobs = await commitStoreBacklog(runtime);
+      // What SQLite says was spent, calls of unknown cost at their task's worst case (as the
+      // budget counts them): after a Redis that lost its data, the counter starts from it.
+      await new Budget(runtime.redis, runtime.keys).raiseTo(runId, spentAtWorst(runtime, runId));
+      const retried = options.retryFailed ? await requeueFailedTasks(runtime, runId) : 0;
+      // A failed job keeps its id taken; SQLite, not Redis, says which tasks are unfinished.
+      await removeFailedJobs(runtime.searchQueue, runId);
+      store.runs.setStatus(runId, 'running');
+      const requeued = await enqueueRun(runtime, runId, pipeline, undefined, live);
+      return { redrivenStoreJobs, committedStoreJobs, retried, requeued };
+    },
+  );
   // Pending media is queued again by a media role (jobs a lost Redis took with it included).
   const mediaRequeued = store.media.unqueuePending(runId);
   // Nothing was left to run (or it all ended meanwhile): nobody else would finish the run.
@@ -252,11 +258,26 @@ export async function resumeRun(
  * records in that backlog. The run's feed entry goes first (enqueueRun registers it anew): a
  * feeder adding a page under the old one meanwhile would add jobs the read missed, which, done
  * and removed before the new entry's feeding starts from the first task again, would be added,
- * searched and billed a second time. Its page's transaction now fails instead.
+ * searched and billed a second time. Its page's transaction now fails instead. Then `body`,
+ * which enqueues the run again (registering its feed entry anew). Should it fail before that,
+ * the old entry comes back: the run goes on being fed as before the attempt.
  */
-async function stopFeedingThenReadLive(runtime: Runtime, runId: string): Promise<Set<string>> {
-  await new FeedState(runtime.redis, runtime.keys).remove(runId);
-  return liveTaskKeys(runtime.searchQueue, runId);
+async function whileNotFed<T>(
+  runtime: Runtime,
+  runId: string,
+  body: (live: Set<string>) => Promise<T>,
+): Promise<T> {
+  const feed = new FeedState(runtime.redis, runtime.keys);
+  const old = await feed.get(runId);
+  await feed.remove(runId);
+  try {
+    return await body(await liveTaskKeys(runtime.searchQueue, runId));
+  } catch (error) {
+    if (old && (await feed.get(runId).catch(() => old)) === undefined) {
+      await feed.register(runId, old).catch(() => {});
+    }
+    throw error;
+  }
 }
 
 /** Store jobs read from Redis at a time. */
@@ -322,9 +343,10 @@ export async function requeueUnfinished(
   const run = runtime.store.runs.get(runId);
   if (run?.status !== 'queued' && run?.status !== 'running') return 0;
   runtime.store.runs.setStatus(runId, 'running');
-  const live = await stopFeedingThenReadLive(runtime, runId);
-  await commitStoreBacklog(runtime);
-  const requeued = await enqueueRun(runtime, runId, pipeline, undefined, live);
+  const requeued = await whileNotFed(runtime, runId, async (live) => {
+    await commitStoreBacklog(runtime);
+    return enqueueRun(runtime, runId, pipeline, undefined, live);
+  });
   runtime.store.runs.finishIfDone(runId);
   return requeued;
 }

@@ -6,10 +6,12 @@
  * Search workers on other hosts (roles search), `harvest run --resume RUN --wait` feeding
  * (preferred feeder, as run-command does), no store role committing yet. And a run resumed
  * again and again while a store role feeds it: a page its feeder adds during a resume, under
- * the run's old feed entry, must not escape the resume's read of the live jobs.
+ * the run's old feed entry, must not escape the resume's read of the live jobs. And a resume
+ * that fails midway (a disk error) leaves the run fed as it was.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FeedState } from '../../src/queue/feed-state.ts';
 import { Feeder } from '../../src/run/feeder.ts';
 import { resumeRun, startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
@@ -107,4 +109,30 @@ describe('resume of a fed run during live jobs', () => {
     expect(h.runtime.store.calls.summary(runId).byOutcome.ok).toBe(tasks);
     expect(h.sandbox.ledger().teams.sandbox?.calls['200']).toBe(tasks);
   }, 120_000);
+
+  it('a resume that fails midway leaves the run fed: every task still ends', async () => {
+    h = await startHarness({
+      sandbox: { latency: { minMs: 1, maxMs: 5 } },
+      env: { HARVEST_QUEUE_WINDOW: '10' },
+    });
+    const { runId } = await startRun(h.runtime, h.writePipeline('fed', PIPELINE), {
+      logger: h.logger,
+    });
+    const feed = new FeedState(h.runtime.redis, h.runtime.keys);
+    expect(await feed.get(runId)).toBeDefined();
+    // A disk error reading SQLite during the resume, once its feed entry is gone.
+    const calls = h.runtime.store.calls;
+    const totals = calls.totals.bind(calls);
+    let fail = true;
+    calls.totals = (id: string) => {
+      if (!fail) return totals(id);
+      fail = false;
+      throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR' });
+    };
+    await expect(resumeRun(h.runtime, runId, { logger: h.logger })).rejects.toThrow(/disk I\/O/);
+    expect(await feed.get(runId)).toBeDefined();
+    await h.startPool({ roles: ['search', 'store'], concurrency: 8 });
+    const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
+    expect(final).toMatchObject({ status: 'completed', done: TASKS });
+  }, 40_000);
 });
