@@ -59,6 +59,14 @@ export function positiveInt(value: string): number {
   return n;
 }
 
+/** `plan --limit 0`: a whole number >= 0, in decimal digits. */
+export function wholeNumber(value: string): number {
+  const n = decimal(value);
+  if (n === undefined)
+    throw new InvalidArgumentError('expected a whole number >= 0, in decimal digits');
+  return n;
+}
+
 /** `--metrics-port 9464`: 0 to 65535 (0 picks a free one), in decimal digits. */
 export function port(value: string): number {
   const n = decimal(value);

@@ -120,6 +120,9 @@ describe('number flags: plain decimal digits only', () => {
       ['worker', '--metrics-port', ''],
       ['worker', '--metrics-port', '0x10'],
       ['worker', '--lock-duration', '3e4'],
+      ['plan', pipeline, '--limit', '0x10'],
+      ['plan', pipeline, '--limit', ''],
+      ['dashboard', '--port', '1e3'],
     ]) {
       const r = await runCli(args, settings);
       expect({ args, code: r.code }).toEqual({ args, code: 2 });

@@ -1,15 +1,10 @@
 /** `harvest dashboard`: Bull Board over harvest's queues, until interrupted. */
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import type { CommandContext } from '../context.ts';
+import { port } from '../flags.ts';
 import { serveUntilStopped } from '../signals.ts';
 
 const DEFAULT_PORT = 3100;
-
-function port(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n > 65_535) throw new InvalidArgumentError('a port, 0 to 65535');
-  return n;
-}
 
 interface DashboardFlags {
   port: number;

@@ -2,7 +2,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Command } from 'commander';
 import { type NormalisedSearchRequest, withSearchDefaults } from '../../contract/defaults.ts';
-import { HarvestError, UsageError } from '../../errors.ts';
+import { HarvestError } from '../../errors.ts';
 import {
   formatIssue,
   type Issue,
@@ -13,6 +13,7 @@ import {
 } from '../../pipeline/index.ts';
 import type { CommandContext } from '../context.ts';
 import { EXIT } from '../exit-codes.ts';
+import { wholeNumber } from '../flags.ts';
 
 export interface PlanReport {
   file: string;
@@ -121,20 +122,13 @@ function compact(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function parseLimit(value: string): number {
-  const limit = Number(value);
-  if (!Number.isInteger(limit) || limit < 0)
-    throw new UsageError(`--limit must be a whole number >= 0 (got ${value})`);
-  return limit;
-}
-
 export function registerPlan(program: Command, _ctx: CommandContext): void {
   program
     .command('plan')
     .description('Show the tasks a pipeline expands to and its credit estimate (no network).')
     .argument('<file>', 'pipeline file')
     .option('--json', 'print JSON')
-    .option('--limit <n>', 'tasks to list', parseLimit, 20)
+    .option('--limit <n>', 'tasks to list', wholeNumber, 20)
     .addHelpText(
       'after',
       '\nExamples:\n  harvest plan pipelines/bulk-dataset.yaml --limit 5\n  harvest plan news.yaml --json | jq .estimate',
