@@ -109,7 +109,8 @@ async function settledOrphans(
   for (const o of candidates.paths) {
     if (saved.has(o.path)) continue;
     const stat = await fs.stat(path.join(settings.dataDir, o.path)).catch(() => undefined);
-    if (!stat || stat.mtimeMs >= startedAt - MTIME_SLACK_MS) continue;
+    // A rename into place changes the file's ctime, not its mtime (its last write, earlier).
+    if (!stat || Math.max(stat.mtimeMs, stat.ctimeMs) >= startedAt - MTIME_SLACK_MS) continue;
     orphans.files += 1;
     orphans.bytes += o.bytes;
     orphans.paths.push(o);

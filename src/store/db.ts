@@ -196,7 +196,7 @@ function refuseForeign(db: Database, file: string): void {
       .pluck()
       .all();
   })();
-  if (names.length > 0) throw foreignError(file, names);
+  if (names.length > 0) throw foreignError(file, names, SCHEMA_VERSION);
 }
 
 /** A file's identity (device and inode), or undefined when there is none at `file`. */

@@ -115,7 +115,23 @@ export function diskError(file: string, error: unknown): unknown {
  * A SQLite file with tables but no harvest schema version: another application's database,
  * which harvest neither migrates into nor reads.
  */
-export function foreignError(file: string, tables: readonly string[]): HarvestError {
+export function foreignError(
+  file: string,
+  tables: readonly string[],
+  schemaVersion: number,
+): HarvestError {
+  // harvest's own tables without a schema version: a copy made by `sqlite3 FILE .dump`, which
+  // does not keep `user_version`, rather than another application's file.
+  const own = ['pipelines', 'runs', 'tasks', 'calls', 'results'];
+  if (own.every((name) => tables.includes(name))) {
+    return storeError(
+      'STORE_FOREIGN',
+      `${file} has harvest's tables but no schema version (restored from \`sqlite3 .dump\`, which ` +
+        `drops it?): if this harvest made it, set it with \`sqlite3 ${file} 'PRAGMA user_version = ` +
+        `${schemaVersion}'\` (an older harvest's: the version it had) and try again`,
+      undefined,
+    );
+  }
   const shown = tables.slice(0, 5).join(', ') + (tables.length > 5 ? ', …' : '');
   return storeError(
     'STORE_FOREIGN',

@@ -114,6 +114,29 @@ describe('openStore', () => {
     );
   });
 
+  it('tells a copy of its own that lost its schema version (a .dump restore) how to set it', () => {
+    const store = stores.open();
+    const { runId } = seedRun(store);
+    store.close();
+    // `sqlite3 FILE .dump` keeps the tables and rows, not PRAGMA user_version.
+    const raw = new Sqlite(store.path);
+    raw.pragma('user_version = 0');
+    raw.close();
+    expect(() => openStore(store.path, { readonly: true })).toThrow(
+      expect.objectContaining({
+        code: 'STORE_FOREIGN',
+        exitCode: 3,
+        message: expect.stringContaining(`'PRAGMA user_version = ${SCHEMA_VERSION}'`),
+      }),
+    );
+    // What it says to do works.
+    const fix = new Sqlite(store.path);
+    fix.pragma(`user_version = ${SCHEMA_VERSION}`);
+    fix.close();
+    const again = stores.reopen(store);
+    expect(again.runs.get(runId)).toBeDefined();
+  });
+
   it("refuses another application's SQLite file (tables, no schema version) and leaves it alone", () => {
     const dir = stores.dir();
     const foreign = path.join(dir, 'app.db');
