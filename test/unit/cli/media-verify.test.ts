@@ -60,6 +60,8 @@ describe('media verify', () => {
     // The download's file is in place; its row is committed once the verify has read the rows.
     const saving = storedFile(dir, 'screenshot bytes');
     const orphan = storedFile(dir, 'left by a worker that died');
+    // Made (its ctime, which no utimes moves back) before the verify begins.
+    await new Promise((resolve) => setTimeout(resolve, 150));
 
     let out = '';
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
