@@ -6,42 +6,28 @@
  * workers apart from the store role (their records go through the store queue), and workers
  * that own the database (records committed by the worker itself).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { startLocalPool } from '../../src/worker/local.ts';
 import type { Pool } from '../../src/worker/pool.ts';
-import { type Harness, harvestEnv, startHarness } from '../helpers/harness.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+import { useWorkerProcesses } from '../helpers/workers.ts';
 
-const BIN = path.resolve('bin/harvest.js');
 const TASKS = 1500;
 const KILLS = 5;
 
 let h: Harness | undefined;
-const children = new Set<ChildProcess>();
 let storePool: Pool | undefined;
+const spawnWorker = useWorkerProcesses();
 
 afterEach(async () => {
-  for (const c of children) c.kill('SIGKILL');
-  children.clear();
   await storePool?.close();
   storePool = undefined;
   await h?.stop();
   h = undefined;
 });
-
-/** A worker of `roles` whose jobs come back 1-2 s after it dies. */
-function spawnWorker(harness: Harness, roles: string): ChildProcess {
-  const args = [BIN, 'worker', '--roles', roles, '-c', '16'];
-  args.push('--lock-duration', '2000', '--stalled-interval', '1000');
-  const child = spawn(process.execPath, args, { env: harvestEnv(harness), stdio: 'ignore' });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  return child;
-}
 
 function pipeline(name: string): string {
   const n = Array.from({ length: TASKS }, (_, i) => i).join(', ');
@@ -54,13 +40,13 @@ async function killWhileBusy(harness: Harness, name: string, roles: string) {
   const { runId } = await startRun(harness.runtime, file, { logger: harness.logger });
   const done = () => harness.runtime.store.tasks.counts(runId).done;
   for (let kill = 0; kill < KILLS; kill++) {
-    const child = spawnWorker(harness, roles);
+    const child = spawnWorker(harness, { roles, concurrency: 16 });
     const before = done();
     while (done() < before + 40) await sleep(5);
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
   }
-  spawnWorker(harness, roles);
+  spawnWorker(harness, { roles, concurrency: 16 });
   const final = await waitForRun(harness.runtime, runId, { pollMs: 100 });
   return { runId, final };
 }

@@ -2,8 +2,6 @@
  * Crash safety: search workers in child processes are killed with SIGKILL mid-run and
  * restarted; Redis loses every key of the deployment mid-run and `--resume` recovers.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,48 +15,20 @@ import { resumeRun, startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { startLocalPool } from '../../src/worker/local.ts';
 import { type Pool, startPool } from '../../src/worker/pool.ts';
-import { type Harness, harvestEnv, startHarness } from '../helpers/harness.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
 import { deletePrefix } from '../helpers/redis.ts';
-
-const BIN = path.resolve('bin/harvest.js');
+import { useWorkerProcesses } from '../helpers/workers.ts';
 
 let h: Harness | undefined;
-const children = new Set<ChildProcess>();
 let storePool: Pool | undefined;
+const spawnSearchWorker = useWorkerProcesses();
 
 afterEach(async () => {
-  for (const c of children) c.kill('SIGKILL');
-  children.clear();
   await storePool?.close();
   storePool = undefined;
   await h?.stop();
   h = undefined;
 });
-
-function spawnSearchWorker(harness: Harness): ChildProcess {
-  const child = spawn(
-    process.execPath,
-    [
-      BIN,
-      'worker',
-      '--roles',
-      'search',
-      '-c',
-      '8',
-      '--lock-duration',
-      '2000',
-      '--stalled-interval',
-      '1000',
-    ],
-    {
-      env: harvestEnv(harness),
-      stdio: 'ignore',
-    },
-  );
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  return child;
-}
 
 function matrixPipeline(name: string, n: number): string {
   return `name: ${name}\nrun:\n  maxAttempts: 10\nsearches:\n  - matrix:\n      n: [${Array.from({ length: n }, (_, i) => i).join(', ')}]\n    query: "crash test {n}"\n    limit: 4\n`;
