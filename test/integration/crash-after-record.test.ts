@@ -15,7 +15,7 @@ import type { Pool } from '../../src/worker/pool.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { useWorkerProcesses } from '../helpers/workers.ts';
 
-const TASKS = 1500;
+const TASKS = 600;
 const KILLS = 5;
 
 let h: Harness | undefined;

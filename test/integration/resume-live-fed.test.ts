@@ -77,7 +77,7 @@ describe('resume of a fed run during live jobs', () => {
       sandbox: { latency: { minMs: 1, maxMs: 10 } },
       env: { HARVEST_QUEUE_WINDOW: '10' },
     });
-    const tasks = 1500;
+    const tasks = 600;
     const values = Array.from({ length: tasks }, (_, i) => i).join(', ');
     const file = h.writePipeline(
       'again',
