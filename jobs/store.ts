@@ -44,8 +44,8 @@ export interface StoreProcessorOptions {
   dbPath?: string;
   /**
    * Called with each batch once it is committed, before its jobs complete (the store role marks
-   * the search jobs of tasks now done: src/queue/inflight.ts DONE_FIELD). Its failure is logged,
-   * not the batch's.
+   * the search jobs of tasks now done, src/queue/inflight.ts DONE_FIELD, and settles the budgets
+   * of the calls). Its failure is logged, not the batch's.
    */
   committed?: (events: readonly unknown[]) => Promise<void>;
 }
@@ -80,7 +80,7 @@ export function createStoreProcessor(
     await options
       .committed?.(events)
       .catch((error: unknown) =>
-        logger.warn({ err: error }, 'could not mark the search jobs of tasks done'),
+        logger.warn({ err: error }, 'could not finish after a commit (job marks, budget settles)'),
       );
     // Hand each job the rejections among its own events (indexes relative to the job).
     let offset = 0;

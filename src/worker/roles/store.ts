@@ -60,9 +60,16 @@ export async function startStoreRole(
     // settle is idempotent, so the worker's own, or a lost call's mark, changes nothing more).
     committed: async (events) => {
       await markJobsDone(ctx.redis, doneSearchJobKeys(ctx.prefix, events));
-      const budgeted = callsToSettle(events).filter(
-        (call) => store.runs.get(call.runId)?.maxCredits != null,
-      );
+      // One read per run of the batch, not one per call.
+      const hasBudget = new Map<string, boolean>();
+      const budgeted = callsToSettle(events).filter((call) => {
+        let known = hasBudget.get(call.runId);
+        if (known === undefined) {
+          known = store.runs.get(call.runId)?.maxCredits != null;
+          hasBudget.set(call.runId, known);
+        }
+        return known;
+      });
       // Sent together: one round trip for the batch, not one per call.
       await Promise.all(
         budgeted.map((call) =>
