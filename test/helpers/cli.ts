@@ -1,7 +1,13 @@
 /** Runs the `harvest` binary in a child process against a test harness's settings. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { Settings } from '../../src/config.ts';
+import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.ts';
+import { deletePrefix, freshPrefix } from './redis.ts';
+import { testSettings } from './settings.ts';
+import { tempDir } from './tmp.ts';
 
 export const BIN = path.resolve('bin/harvest.js');
 
@@ -60,4 +66,44 @@ export async function runCli(
   const p = spawnCli(args, settings, extra);
   const code = await p.exited;
   return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+/** What the CLI tests of one file share: a sandbox, a temp folder and settings on both. */
+export interface CliFixture {
+  /** A fresh prefix, the sandbox's address, a database in `dir`. */
+  settings: Settings;
+  sandbox: RunningSandbox;
+  dir: string;
+  /** Writes `text` to `name` in `dir`; its path. */
+  file(name: string, text: string): string;
+}
+
+/**
+ * Starts the fixture before the file's tests and removes it (sandbox, Redis keys, folder)
+ * after them. Its fields are set once `beforeAll` has run.
+ */
+export function useCliFixture(label: string): CliFixture {
+  const tmp = tempDir(label);
+  const fixture = {
+    dir: tmp.dir,
+    file(name: string, text: string) {
+      const p = path.join(tmp.dir, name);
+      writeFileSync(p, text);
+      return p;
+    },
+  } as CliFixture;
+  beforeAll(async () => {
+    fixture.sandbox = await startSandbox({ port: 0 });
+    fixture.settings = testSettings({
+      dir: tmp.dir,
+      prefix: freshPrefix(),
+      apiUrl: fixture.sandbox.url,
+    });
+  });
+  afterAll(async () => {
+    await fixture.sandbox?.close();
+    if (fixture.settings) await deletePrefix(fixture.settings.queuePrefix);
+    tmp.remove();
+  });
+  return fixture;
 }

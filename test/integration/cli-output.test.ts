@@ -3,60 +3,39 @@
  * (a report written to a file, a forced stop); a bad setting in one line; number flags in plain
  * decimal digits only (exit 2 otherwise).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Settings } from '../../src/config.ts';
+import { afterAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.ts';
-import { runCli, spawnCli } from '../helpers/cli.ts';
+import { runCli, spawnCli, useCliFixture } from '../helpers/cli.ts';
 import { deletePrefix, freshPrefix } from '../helpers/redis.ts';
-import { testSettings } from '../helpers/settings.ts';
-import { tempDir } from '../helpers/tmp.ts';
 
 const GOOD = 'name: good\nsearches:\n  - query: web data\n    limit: 1\n';
 
-let tmp: ReturnType<typeof tempDir>;
-let settings: Settings;
-let sandbox: Awaited<ReturnType<typeof startSandbox>>;
-let file: (name: string, text: string) => string;
+const cli = useCliFixture('cli-output');
+/** Prefixes of the tests' own runs beside the fixture's. */
 const prefixes: string[] = [];
-
-beforeAll(async () => {
-  tmp = tempDir('cli-output');
-  sandbox = await startSandbox({ port: 0 });
-  const prefix = freshPrefix();
-  prefixes.push(prefix);
-  settings = testSettings({ dir: tmp.dir, prefix, apiUrl: sandbox.url });
-  file = (name, text) => {
-    const p = path.join(tmp.dir, name);
-    writeFileSync(p, text);
-    return p;
-  };
-});
-
 afterAll(async () => {
-  await sandbox.close();
   for (const p of prefixes) await deletePrefix(p);
-  tmp.remove();
 });
 
 describe('--json prints JSON on stdout whatever happens', () => {
   it('report costs --json --out FILE: the report in the file, a summary on stdout', async () => {
-    const db = path.join(tmp.dir, 'costs', 'harvest.db');
-    const run = await runCli(['run', file('good.yaml', GOOD), '--local'], settings, {
+    const db = path.join(cli.dir, 'costs', 'harvest.db');
+    const run = await runCli(['run', cli.file('good.yaml', GOOD), '--local'], cli.settings, {
       HARVEST_DB: db,
     });
     expect(run.code).toBe(0);
-    const out = path.join(tmp.dir, 'costs.json');
-    const r = await runCli(['report', 'costs', '--json', '--out', out], settings, {
+    const out = path.join(cli.dir, 'costs.json');
+    const r = await runCli(['report', 'costs', '--json', '--out', out], cli.settings, {
       HARVEST_DB: db,
     });
     expect(r.code).toBe(0);
     expect(JSON.parse(readFileSync(out, 'utf8')).by).toBe('pipeline');
     expect(JSON.parse(r.stdout)).toEqual({ ok: true, out, format: 'json' });
     // Without --json, one line says where the report went.
-    const csv = path.join(tmp.dir, 'costs.csv');
-    const plain = await runCli(['report', 'costs', '--out', csv], settings, { HARVEST_DB: db });
+    const csv = path.join(cli.dir, 'costs.csv');
+    const plain = await runCli(['report', 'costs', '--out', csv], cli.settings, { HARVEST_DB: db });
     expect(plain.stdout).toBe(`wrote the csv cost report to ${csv}\n`);
     expect(existsSync(csv)).toBe(true);
   });
@@ -68,11 +47,11 @@ describe('--json prints JSON on stdout whatever happens', () => {
     try {
       const child = spawnCli(
         ['run', path.resolve('pipelines/bulk-dataset.yaml'), '--local', '--json'],
-        settings,
+        cli.settings,
         {
           HARVEST_API_URL: slow.url,
           HARVEST_PREFIX: prefix,
-          HARVEST_DB: path.join(tmp.dir, 'forced', 'harvest.db'),
+          HARVEST_DB: path.join(cli.dir, 'forced', 'harvest.db'),
         },
       );
       const deadline = Date.now() + 30_000;
@@ -96,7 +75,7 @@ describe('--json prints JSON on stdout whatever happens', () => {
 
 describe('one-line messages', () => {
   it('a bad setting is one line naming each variable, and JSON with --json', async () => {
-    const r = await runCli(['status', '--json'], settings, {
+    const r = await runCli(['status', '--json'], cli.settings, {
       HARVEST_QUEUE_WINDOW: 'abc',
       HARVEST_MEDIA_CONCURRENCY: '0x10',
     });
@@ -111,7 +90,7 @@ describe('one-line messages', () => {
 
 describe('number flags: plain decimal digits only', () => {
   it('refuses 0x10, 1e1 and an empty value with exit 2, saying what is expected', async () => {
-    const pipeline = file('good.yaml', GOOD);
+    const pipeline = cli.file('good.yaml', GOOD);
     for (const args of [
       ['run', pipeline, '--local', '-c', '0x10'],
       ['run', pipeline, '--local', '-c', '1e1'],
@@ -124,7 +103,7 @@ describe('number flags: plain decimal digits only', () => {
       ['plan', pipeline, '--limit', ''],
       ['dashboard', '--port', '1e3'],
     ]) {
-      const r = await runCli(args, settings);
+      const r = await runCli(args, cli.settings);
       expect({ args, code: r.code }).toEqual({ args, code: 2 });
       expect(r.stderr).toMatch(/in decimal digits/);
     }

@@ -8,37 +8,15 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Settings } from '../../src/config.ts';
+import { describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.ts';
-import { BIN, cliEnv, runCli, spawnCli } from '../helpers/cli.ts';
+import { BIN, cliEnv, runCli, spawnCli, useCliFixture } from '../helpers/cli.ts';
 import { deletePrefix, freshPrefix } from '../helpers/redis.ts';
 import { testSettings } from '../helpers/settings.ts';
-import { tempDir } from '../helpers/tmp.ts';
 
 const GOOD = 'name: good\nsearches:\n  - query: web data\n    limit: 1\n';
 
-let tmp: ReturnType<typeof tempDir>;
-let settings: Settings;
-let sandbox: Awaited<ReturnType<typeof startSandbox>>;
-let file: (name: string, text: string) => string;
-
-beforeAll(async () => {
-  tmp = tempDir('cli-store-errors');
-  sandbox = await startSandbox({ port: 0 });
-  settings = testSettings({ dir: tmp.dir, prefix: freshPrefix(), apiUrl: sandbox.url });
-  file = (name, text) => {
-    const p = path.join(tmp.dir, name);
-    writeFileSync(p, text);
-    return p;
-  };
-});
-
-afterAll(async () => {
-  await sandbox.close();
-  await deletePrefix(settings.queuePrefix);
-  tmp.remove();
-});
+const cli = useCliFixture('cli-store-errors');
 
 /** One line on stderr that names the problem; never a stack trace. */
 function expectOneLine(stderr: string): void {
@@ -48,7 +26,7 @@ function expectOneLine(stderr: string): void {
 }
 
 function foreignDb(name: string, ddl: string): string {
-  const p = path.join(tmp.dir, name);
+  const p = path.join(cli.dir, name);
   const db = new Sqlite(p);
   db.exec(ddl);
   db.close();
@@ -76,7 +54,7 @@ function runLimited(
   const child = spawn(
     'bash',
     ['-c', `ulimit -f ${kb} && exec "$@"`, 'bash', process.execPath, BIN, ...args],
-    { env: cliEnv(settings, env), stdio: ['ignore', 'pipe', 'pipe'] },
+    { env: cliEnv(cli.settings, env), stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';
   let stderr = '';
@@ -92,7 +70,7 @@ function runLimited(
 describe("another application's SQLite file", () => {
   it('is refused by a writer, exit 3 in one line naming it, even when its tables collide', async () => {
     const db = foreignDb('app-with-runs.db', 'create table runs (x); insert into runs values (1);');
-    const r = await runCli(['run', file('good.yaml', GOOD), '--json'], settings, {
+    const r = await runCli(['run', cli.file('good.yaml', GOOD), '--json'], cli.settings, {
       HARVEST_DB: db,
     });
     expect(r.code).toBe(3);
@@ -104,7 +82,7 @@ describe("another application's SQLite file", () => {
 
   it('is left alone: no harvest table is written into it', async () => {
     const db = foreignDb('app.db', 'create table customers (id integer primary key, name text);');
-    const r = await runCli(['run', file('good.yaml', GOOD)], settings, { HARVEST_DB: db });
+    const r = await runCli(['run', cli.file('good.yaml', GOOD)], cli.settings, { HARVEST_DB: db });
     expect(r.code).toBe(3);
     expect(tablesOf(db)).toEqual(['customers']);
   });
@@ -112,7 +90,7 @@ describe("another application's SQLite file", () => {
   it('is refused by a reader, which does not advise migrating it', async () => {
     const db = foreignDb('app2.db', 'create table customers (id integer primary key);');
     for (const args of [['status'], ['report', 'costs'], ['media']]) {
-      const r = await runCli(args, settings, { HARVEST_DB: db });
+      const r = await runCli(args, cli.settings, { HARVEST_DB: db });
       expect({ args, code: r.code }).toEqual({ args, code: 3 });
       expectOneLine(r.stderr);
       expect(r.stderr).toContain('(customers)');
@@ -123,10 +101,10 @@ describe("another application's SQLite file", () => {
 
 describe('a data folder that is a file', () => {
   it('status says so and exits 3, as every other command does', async () => {
-    const notDir = file('not-a-dir', 'x');
+    const notDir = cli.file('not-a-dir', 'x');
     const env = { HARVEST_DATA_DIR: notDir, HARVEST_DB: path.join(notDir, 'harvest.db') };
     for (const args of [['status'], ['status', '--json'], ['media']]) {
-      const r = await runCli(args, settings, env);
+      const r = await runCli(args, cli.settings, env);
       expect({ args, code: r.code }).toEqual({ args, code: 3 });
       expectOneLine(r.stderr);
       expect(r.stderr).toContain(`${notDir} is not a folder`);
@@ -136,9 +114,9 @@ describe('a data folder that is a file', () => {
 
 describe('a disk that fills up', () => {
   it('while the database is made: exit 3 in one line naming the file', async () => {
-    const db = path.join(tmp.dir, 'full-new', 'harvest.db');
+    const db = path.join(cli.dir, 'full-new', 'harvest.db');
     for (const kb of [8, 64]) {
-      const r = await runLimited(kb, ['run', file('good.yaml', GOOD), '--json'], {
+      const r = await runLimited(kb, ['run', cli.file('good.yaml', GOOD), '--json'], {
         HARVEST_DB: db,
       });
       expect({ kb, code: r.code }).toEqual({ kb, code: 3 });
@@ -149,14 +127,14 @@ describe('a disk that fills up', () => {
   });
 
   it('while a run is planned: exit 3 in one line naming the file', async () => {
-    const db = path.join(tmp.dir, 'full-plan', 'harvest.db');
+    const db = path.join(cli.dir, 'full-plan', 'harvest.db');
     mkdirSync(path.dirname(db), { recursive: true });
     expect(
-      (await runCli(['run', file('good.yaml', GOOD)], settings, { HARVEST_DB: db })).code,
+      (await runCli(['run', cli.file('good.yaml', GOOD)], cli.settings, { HARVEST_DB: db })).code,
     ).toBe(0);
     const a = Array.from({ length: 30 }, (_, i) => `a${i}`).join(', ');
     const b = Array.from({ length: 30 }, (_, i) => `b${i}`).join(', ');
-    const big = file(
+    const big = cli.file(
       'big.yaml',
       `name: big\nsearches:\n  - id: s\n    query: "q {a} {b}"\n    limit: 1\n    matrix:\n      a: [${a}]\n      b: [${b}]\n`,
     );
@@ -173,7 +151,7 @@ describe('a disk that fills up', () => {
 describe('a database deleted while run --local writes to it', () => {
   it('stops the run with exit 3 saying so, rather than report records stored in a file that is gone', async () => {
     const slow = await startSandbox({ port: 0, latency: { minMs: 150, maxMs: 300 } });
-    const dir = path.join(tmp.dir, 'deleted');
+    const dir = path.join(cli.dir, 'deleted');
     mkdirSync(dir);
     const s = testSettings({ dir, prefix: freshPrefix(), apiUrl: slow.url });
     try {
