@@ -6,12 +6,11 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import { parse as parseYaml } from 'yaml';
 import type { Settings } from '../config.ts';
 import { HarvestError, UsageError } from '../errors.ts';
 import { assertRedisReachable, createRedis } from '../queue/connection.ts';
-import { QUEUES } from '../queue/names.ts';
 import { loadValidPipeline } from '../run/start.ts';
 import {
   type AppliedPipeline,
@@ -22,6 +21,7 @@ import {
 } from '../schedule/plan.ts';
 import {
   applyScheduleActions,
+  openRunsQueue,
   readSchedules,
   removeSchedule,
   type ScheduleInfo,
@@ -40,7 +40,7 @@ function print(text: string): void {
 async function withRunsQueue<T>(settings: Settings, use: (q: Queue) => Promise<T>): Promise<T> {
   await assertRedisReachable(settings.redisUrl);
   const redis = createRedis(settings.redisUrl, 'client');
-  const queue = new Queue(QUEUES.runs, { connection: redis, prefix: settings.queuePrefix });
+  const queue = openRunsQueue(redis, settings.queuePrefix);
   try {
     return await use(queue);
   } finally {

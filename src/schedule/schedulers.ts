@@ -3,10 +3,22 @@
  * pipeline, named after it. Each makes a `tick` job at every cron time, carrying the pipeline's
  * text and hash, so whichever worker has the `runs` role starts the run.
  */
-import type { Queue } from 'bullmq';
+import { type ConnectionOptions, Queue } from 'bullmq';
 import { type TickJobData, TickJobDataSchema } from '../queue/job-data.ts';
-import { missedTickJobId, RUNS_JOBS } from '../queue/names.ts';
+import { missedTickJobId, QUEUES, RUNS_JOBS } from '../queue/names.ts';
 import type { DesiredSchedule, ExistingSchedule, ScheduleAction } from './plan.ts';
+import { scheduleRepeatStrategy } from './times.ts';
+
+/**
+ * BullMQ settings of every queue and worker of the runs queue: the next tick of a scheduler is
+ * computed wherever a tick is taken or a scheduler upserted, with harvest's repeat strategy.
+ */
+export const RUNS_QUEUE_SETTINGS = { repeatStrategy: scheduleRepeatStrategy };
+
+/** The runs queue, as every process that schedules or takes ticks opens it. */
+export function openRunsQueue(connection: ConnectionOptions, prefix: string): Queue {
+  return new Queue(QUEUES.runs, { connection, prefix, settings: RUNS_QUEUE_SETTINGS });
+}
 
 export interface ScheduleInfo extends ExistingSchedule {
   /** When its next tick is due, ms since the epoch (in the past while no worker takes it). */

@@ -1,16 +1,19 @@
 /** Schedules in tests: applied to the harness's runs queue as `harvest schedule apply` does. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Queue } from 'bullmq';
-import { QUEUES } from '../../src/queue/names.ts';
+import type { Queue } from 'bullmq';
 import { loadValidPipeline } from '../../src/run/start.ts';
 import { appliedPipeline, planScheduleChanges } from '../../src/schedule/plan.ts';
-import { applyScheduleActions, readSchedules } from '../../src/schedule/schedulers.ts';
+import {
+  applyScheduleActions,
+  openRunsQueue,
+  readSchedules,
+} from '../../src/schedule/schedulers.ts';
 import type { TickRow } from '../../src/store/index.ts';
 import type { Harness } from './harness.ts';
 
-/** The runs queue on the harness's Redis prefix; closed by the returned `close`. */
+/** The runs queue on the harness's Redis prefix, as harvest opens it; the caller closes it. */
 export function runsQueue(h: Harness): Queue {
-  return new Queue(QUEUES.runs, { connection: h.runtime.redis, prefix: h.settings.queuePrefix });
+  return openRunsQueue(h.runtime.redis, h.settings.queuePrefix);
 }
 
 export async function applySchedule(queue: Queue, file: string): Promise<void> {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { pipelineTextHash } from '../../src/pipeline/canonical.ts';
-import { missedTickJobId } from '../../src/queue/names.ts';
+import { missedTickJobId, RUNS_JOBS } from '../../src/queue/names.ts';
 import { loadValidPipeline, startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { readSchedules } from '../../src/schedule/schedulers.ts';
@@ -257,5 +257,38 @@ describe('scheduled runs', () => {
         .map((r) => r.id)
         .sort(),
     ).toEqual([a.runId, 'tick-b-run'].sort());
+  });
+
+  it('a tick taken the day before a change of the clocks cron-parser cannot cross schedules the next one', async () => {
+    // Daily at 02:00 on Lord Howe Island, whose clocks go back 30 minutes on 4 April 2027:
+    // from the tick of 3 April, cron-parser throws, and BullMQ's own strategy ends the scheduler.
+    const h = await harness();
+    const queue = runsQueue(h);
+    defer(() => queue.close());
+    const file = h.writePipeline('lord-howe', pipeline('lord-howe', '0 2 * * *'));
+    const { text } = await loadValidPipeline(file);
+    const tz = 'Australia/Lord_Howe';
+    await queue.upsertJobScheduler(
+      'lord-howe',
+      { pattern: '0 2 * * *', tz, startDate: Date.UTC(2027, 3, 2, 14) },
+      {
+        name: RUNS_JOBS.tick,
+        data: {
+          pipelineName: 'lord-howe',
+          yamlText: text,
+          pipelineHash: pipelineTextHash(text),
+          file,
+        },
+      },
+    );
+    const tick = Date.UTC(2027, 3, 2, 15); // Sat 3 April 02:00 +11:00
+    expect((await queue.getJobScheduler('lord-howe'))?.next).toBe(tick);
+    // Due now: the runs role takes it, and schedules the tick after it as it does.
+    const [job] = await queue.getJobs(['delayed']);
+    await job?.promote();
+    await h.startPool({ roles: ['search', 'store', 'runs'], runs: { pollMs: 200 } });
+    await waitForTicks(h, 'lord-howe', (t) => started(t).length >= 1);
+    // Sun 4 April 02:00 +10:30.
+    expect((await queue.getJobScheduler('lord-howe'))?.next).toBe(Date.UTC(2027, 3, 3, 15, 30));
   });
 });

@@ -4,7 +4,7 @@
  * delivers their webhooks, and the watch that notices finished scheduled runs whose webhook is
  * due (src/notify/due.ts).
  */
-import { Queue, Worker } from 'bullmq';
+import { type Queue, Worker } from 'bullmq';
 import { createRunsProcessor, tickDueAt } from '../../../jobs/runs.ts';
 import type { Settings } from '../../config.ts';
 import { enqueueDueNotifications } from '../../notify/due.ts';
@@ -12,6 +12,7 @@ import { sendNotification } from '../../notify/send.ts';
 import { TickJobDataSchema } from '../../queue/job-data.ts';
 import { QUEUES, RUNS_JOBS } from '../../queue/names.ts';
 import type { Runtime } from '../../run/runtime.ts';
+import { openRunsQueue, RUNS_QUEUE_SETTINGS } from '../../schedule/schedulers.ts';
 import { fail, runTick } from '../../schedule/tick.ts';
 import type { Store } from '../../store/index.ts';
 import type { RoleContext, RoleHandle } from './role.ts';
@@ -53,7 +54,7 @@ export async function startRunsRole(
   if (!options) throw new Error('the runs role needs the settings');
   const { settings } = options;
   const runtime = runtimeOf(ctx, store, settings);
-  const queue = new Queue(QUEUES.runs, { connection: ctx.connection, prefix: ctx.prefix });
+  const queue = openRunsQueue(ctx.connection, ctx.prefix);
   queue.on('error', () => {}); // Redis going away is said once (src/cli/redis-watch.ts)
   const processor = createRunsProcessor({
     async tick(data, dueAt) {
@@ -86,6 +87,7 @@ export async function startRunsRole(
     connection: ctx.connection,
     prefix: ctx.prefix,
     concurrency: options.concurrency ?? 4,
+    settings: RUNS_QUEUE_SETTINGS,
   });
   worker.on('error', (error) => log.error({ err: error }, 'runs worker error'));
   worker.on('failed', (job, error) => {

@@ -1,5 +1,14 @@
+import { defaultRepeatStrategy } from 'bullmq';
+import { CronExpressionParser } from 'cron-parser';
 import { describe, expect, it } from 'vitest';
-import { formatInZone, isoInZone, nextTimes, upcomingTimes } from '../../../src/schedule/times.ts';
+import {
+  formatInZone,
+  isoInZone,
+  nextFire,
+  nextTimes,
+  scheduleRepeatStrategy,
+  upcomingTimes,
+} from '../../../src/schedule/times.ts';
 
 describe('schedule times', () => {
   it('fire in the schedule time zone, across a daylight saving change', () => {
@@ -52,5 +61,74 @@ describe('schedule times', () => {
       overdue + 45_000,
       overdue + 60_000,
     ]);
+  });
+});
+
+describe('schedule times where cron-parser cannot cross a change of the clocks', () => {
+  // Lord Howe Island's clocks go back 30 minutes at 02:00 on Sunday 4 April 2027 (+11:00 to
+  // +10:30): for the day before, cron-parser throws on a cron on the hour.
+  const tz = 'Australia/Lord_Howe';
+  const failing = Date.UTC(2027, 3, 2, 15, 0, 1);
+  const local = (times: number[]) => times.map((t) => formatInZone(t, tz));
+
+  it('cron-parser alone throws there (what the fallback is for)', () => {
+    const expr = CronExpressionParser.parse('0 2 * * *', { tz, currentDate: failing });
+    expect(() => expr.next()).toThrow(/loop limit/);
+  });
+
+  it('a daily cron on the hour goes on across the change', () => {
+    const times = nextTimes('0 2 * * *', tz, Date.UTC(2027, 3, 1), 4);
+    expect(local(times)).toEqual([
+      'Fri 2027-04-02 02:00:00 +11:00',
+      'Sat 2027-04-03 02:00:00 +11:00',
+      'Sun 2027-04-04 02:00:00 +10:30',
+      'Mon 2027-04-05 02:00:00 +10:30',
+    ]);
+    expect(local(nextTimes('0 9 * * *', tz, Date.UTC(2027, 3, 2, 22, 0, 1), 2))).toEqual([
+      'Sun 2027-04-04 09:00:00 +10:30',
+      'Mon 2027-04-05 09:00:00 +10:30',
+    ]);
+  });
+
+  it('a wall time the clocks repeat fires once', () => {
+    // 01:15 comes twice on 4 April (at +11:00, then at +10:30): the first only.
+    const times = nextTimes('15 1 * * *', tz, Date.UTC(2027, 3, 2, 15), 3);
+    expect(times.map((t) => new Date(t).toISOString())).toEqual([
+      '2027-04-03T14:15:00.000Z',
+      '2027-04-04T14:45:00.000Z',
+      '2027-04-05T14:45:00.000Z',
+    ]);
+  });
+
+  it("is BullMQ's repeat strategy, with a next tick where BullMQ's own has none", () => {
+    const opts = { pattern: '0 2 * * *', tz };
+    expect(defaultRepeatStrategy(failing, opts)).toBeUndefined();
+    expect(scheduleRepeatStrategy(failing, opts)).toBe(Date.UTC(2027, 3, 3, 15, 30));
+    // startDate and endDate as BullMQ reads them.
+    const start = Date.UTC(2027, 3, 10);
+    expect(scheduleRepeatStrategy(failing, { ...opts, startDate: start })).toBe(
+      nextFire('0 2 * * *', tz, start),
+    );
+    expect(scheduleRepeatStrategy(failing, { ...opts, endDate: Date.UTC(2027, 3, 3) })).toBe(
+      undefined,
+    );
+  });
+
+  it('agrees with cron-parser wherever cron-parser answers', () => {
+    const zones = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata', tz];
+    const crons = ['0 2 * * *', '*/7 * * * *', '30 4 1 * *', '0 0 * * 0', '15 10 * * 1-5'];
+    let t = Date.UTC(2026, 0, 1);
+    for (let i = 0; i < 200; i++) {
+      const zone = zones[i % zones.length] as string;
+      const cron = crons[i % crons.length] as string;
+      t += 17 * 3_600_000 + 7 * 60_000 + 11_000;
+      let expected: number | undefined;
+      try {
+        expected = CronExpressionParser.parse(cron, { tz: zone, currentDate: t }).next().getTime();
+      } catch {
+        continue;
+      }
+      expect(nextFire(cron, zone, t)).toBe(expected);
+    }
   });
 });
