@@ -6,17 +6,21 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createRedis } from '../../src/queue/connection.ts';
+import { harvestKeys } from '../../src/queue/names.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { runCli, spawnCli, useCliFixture } from '../helpers/cli.ts';
-import { deletePrefix, freshPrefix } from '../helpers/redis.ts';
+import { deletePrefix, freshPrefix, REDIS_URL } from '../helpers/redis.ts';
 
 const GOOD = 'name: good\nsearches:\n  - query: web data\n    limit: 1\n';
 
 const cli = useCliFixture('cli-output');
 /** Prefixes of the tests' own runs beside the fixture's. */
 const prefixes: string[] = [];
+const redis = createRedis(REDIS_URL, 'client');
 afterAll(async () => {
   for (const p of prefixes) await deletePrefix(p);
+  await redis.quit();
 });
 
 describe('--json prints JSON on stdout whatever happens', () => {
@@ -54,11 +58,13 @@ describe('--json prints JSON on stdout whatever happens', () => {
           HARVEST_DB: path.join(cli.dir, 'forced', 'harvest.db'),
         },
       );
+      // Calls in flight (in the journal: each takes 3 s) when the first Ctrl-C lands, so the
+      // second lands while they are being waited for, not after the summary.
+      const inflight = harvestKeys(prefix).inflight;
       const deadline = Date.now() + 30_000;
-      while (!child.stderr().includes('estimated') && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 100));
+      while ((await redis.hlen(inflight)) === 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
       }
-      await new Promise((r) => setTimeout(r, 1000));
       child.child.kill('SIGINT');
       await new Promise((r) => setTimeout(r, 300));
       child.child.kill('SIGINT');
