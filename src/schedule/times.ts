@@ -10,6 +10,8 @@ export const DEFAULT_TZ = 'UTC';
 
 /** How far past a failing time the matching by hand looks, in ms (two days). */
 const SCAN_MS = 2 * 86_400_000;
+/** Scans in a row before giving up (as BullMQ's own strategy does at once). */
+const SCANS = 4;
 /** Longest a fall-back of the clocks can repeat wall times, in ms (Troll's is 2 hours). */
 const REPEAT_MS = 3 * 3_600_000;
 
@@ -29,6 +31,7 @@ export function nextFire(
   cron: string,
   tz: string | undefined,
   afterMs: number,
+  scansLeft = SCANS,
 ): number | undefined {
   const expr = CronExpressionParser.parse(cron, { ...(tz ? { tz } : {}), currentDate: afterMs });
   try {
@@ -53,8 +56,9 @@ export function nextFire(
       }
     }
   }
-  // Nothing within the scan: on from its end, where cron-parser may answer again.
-  return nextFire(cron, tz, first + SCAN_MS);
+  // Nothing within the scan: on from its end, where cron-parser may answer again (a few times
+  // only: each failing cron-parser call takes most of a second, and this blocks its thread).
+  return scansLeft > 1 ? nextFire(cron, tz, first + SCAN_MS, scansLeft - 1) : undefined;
 }
 
 /** Whether the wall time `at` shows in `tz` was shown already in the hours before (a fall-back). */

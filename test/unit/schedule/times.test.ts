@@ -84,6 +84,11 @@ describe('schedule times where cron-parser cannot cross a change of the clocks',
       'Sun 2027-04-04 02:00:00 +10:30',
       'Mon 2027-04-05 02:00:00 +10:30',
     ]);
+    // Weekly on Sundays too: cron-parser throws for the whole week before.
+    expect(local(nextTimes('0 2 * * 0', tz, Date.UTC(2027, 2, 28, 15, 0, 1), 2))).toEqual([
+      'Sun 2027-04-04 02:00:00 +10:30',
+      'Sun 2027-04-11 02:00:00 +10:30',
+    ]);
     expect(local(nextTimes('0 9 * * *', tz, Date.UTC(2027, 3, 2, 22, 0, 1), 2))).toEqual([
       'Sun 2027-04-04 09:00:00 +10:30',
       'Mon 2027-04-05 09:00:00 +10:30',
