@@ -4,7 +4,10 @@
  * see `isRedisConnectionLog`); when it answers again, a marker key set at the start says whether
  * it kept its data (a network fault, a restart with persistence: the run goes on by itself) or
  * came back empty (a restart without saving: the queued jobs are gone, and only
- * `harvest run --resume RUN` enqueues them again from SQLite).
+ * `harvest run --resume RUN` enqueues them again from SQLite). The marker is also looked at every
+ * few seconds while Redis answers: its keys deleted under a live connection (a FLUSHDB, a key
+ * evicted under memory pressure) take the queued jobs too, and would otherwise leave a run
+ * waiting for them for good.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -15,6 +18,8 @@ export interface RedisWatchEvents {
   lost(where: string, reason: string): void;
   /** Redis answers again; `keptData` false when it came back without what it held. */
   back(keptData: boolean): void;
+  /** Redis answers, but what it held is gone (its keys were deleted while it answered). */
+  emptied(): void;
 }
 
 export interface RedisWatch {
@@ -25,13 +30,15 @@ export interface RedisWatch {
 
 /** How long the marker outlives a watcher that died without removing it, in seconds. */
 const MARKER_TTL_S = 7 * 24 * 3600;
+/** How often the marker is looked at while Redis answers, in ms. */
+const CHECK_MS = 5000;
 
 /** Starts watching; resolves once the marker is set (Redis must answer at the start). */
 export async function watchRedis(
   url: string,
   prefix: string,
   events: RedisWatchEvents,
-  options: { retryMs?: number } = {},
+  options: { retryMs?: number; checkMs?: number } = {},
 ): Promise<RedisWatch> {
   const marker = `${prefix}:h:watch:${randomUUID()}`;
   const retryMs = options.retryMs ?? 1000;
@@ -68,12 +75,30 @@ export async function watchRedis(
       })
       .catch(() => {});
   });
+  let checking = false;
+  const check = setInterval(() => {
+    if (down || closing || checking || redis.status !== 'ready') return;
+    checking = true;
+    redis
+      .exists(marker)
+      .then(async (kept) => {
+        if (kept === 1 || down || closing) return;
+        await redis.set(marker, '1', 'EX', MARKER_TTL_S);
+        events.emptied();
+      })
+      .catch(() => {})
+      .finally(() => {
+        checking = false;
+      });
+  }, options.checkMs ?? CHECK_MS);
+  check.unref();
   return {
     get down() {
       return down;
     },
     async close() {
       closing = true;
+      clearInterval(check);
       if (redis.status === 'ready') await redis.del(marker).catch(() => {});
       redis.disconnect();
     },

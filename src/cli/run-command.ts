@@ -267,6 +267,13 @@ class RunSession {
 
   #onForced: () => void = () => {};
 
+  /** The run's queued jobs are gone from Redis: a local run stops, and the command says how to resume. */
+  #jobsGone(why: string): void {
+    lostJobs.value = true;
+    process.stderr.write(`\n${why}\n`);
+    void this.#interrupt(true);
+  }
+
   /**
    * One line when Redis stops answering, one when it is back. Back with its data, the run goes
    * on by itself; back empty, the run's queued jobs are gone: a local run is stopped as
@@ -286,12 +293,14 @@ class RunSession {
           process.stderr.write('Redis is back: the run goes on\n');
           return;
         }
-        lostJobs.value = true;
-        process.stderr.write(
-          `\nRedis came back without the run's queued jobs (it restarted without saving them)\n`,
+        this.#jobsGone(
+          `Redis came back without the run's queued jobs (it restarted without saving them)`,
         );
-        void this.#interrupt(true);
       },
+      emptied: () =>
+        this.#jobsGone(
+          `Redis lost the run's queued jobs (its keys were deleted while it answered)`,
+        ),
     });
   }
 

@@ -8,9 +8,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.ts';
-import { spawnCli } from '../helpers/cli.ts';
+import { runCli, spawnCli } from '../helpers/cli.ts';
 import { OwnRedis } from '../helpers/own-redis.ts';
-import { freshPrefix } from '../helpers/redis.ts';
+import { deletePrefix, freshPrefix } from '../helpers/redis.ts';
 import { testSettings } from '../helpers/settings.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -112,6 +112,40 @@ describe('Redis lost mid-run', () => {
     expect(r.stderr).toMatch(/resume with: harvest run --resume \S+ --local/);
     expect(r.code).toBe(4);
   });
+});
+
+describe("a run's keys deleted while Redis answers", () => {
+  it('run --local says its queued jobs are gone and how to resume (exit 4), and the resume ends the run', async () => {
+    // The shared Redis, under a prefix of the test's own: deleting its keys is a FLUSHDB for
+    // this run alone.
+    const prefix = freshPrefix();
+    const settings = testSettings({ dir: tmp.dir, prefix, apiUrl: sandbox.url });
+    const file = path.join(tmp.dir, 'deleted.yaml');
+    writeFileSync(file, PIPELINE);
+    const env = { HARVEST_DB: path.join(tmp.dir, 'deleted.db'), LOG_LEVEL: 'warn' };
+    const before = sandbox.ledger().teams.sandbox?.calls['200'] ?? 0;
+    const cli = spawnCli(['run', file, '--local'], settings, env);
+    try {
+      await until(() => cli.stderr().includes('estimated'), 30_000);
+      await sleep(1500);
+      expect(await deletePrefix(prefix)).toBeGreaterThan(0);
+      const code = await Promise.race([cli.exited, sleep(30_000).then(() => 'hung')]);
+      expect(code).toBe(4);
+      expect(cli.stderr()).toContain(
+        "Redis lost the run's queued jobs (its keys were deleted while it answered)",
+      );
+      const runId = /resume with: harvest run --resume (\S+) --local/.exec(cli.stderr())?.[1];
+      expect(runId).toBeDefined();
+      const resumed = await runCli(['run', '--resume', runId as string, '--local'], settings, env);
+      expect(resumed.code).toBe(0);
+      expect(resumed.stdout).toMatch(/: completed/);
+      // No task was searched twice: every one billed once.
+      expect((sandbox.ledger().teams.sandbox?.calls['200'] ?? 0) - before).toBe(TASKS);
+    } finally {
+      cli.child.kill('SIGKILL');
+      await deletePrefix(prefix);
+    }
+  }, 90_000);
 });
 
 describe('Redis lost under a worker', () => {

@@ -38,6 +38,9 @@ function parseRoles(value: string): Role[] {
 
 /** How often a graceful stop that is still waiting says so, in ms. */
 const STILL_STOPPING_MS = 5000;
+/** What a worker says when Redis lost its data. */
+const JOBS_GONE =
+  'the queued jobs of unfinished runs are gone; `harvest status` lists them, `harvest run --resume RUN` enqueues one again';
 
 export function registerWorker(program: Command, ctx: CommandContext): void {
   program
@@ -92,8 +95,12 @@ Examples:
           keptData
             ? logger.info('Redis is back: working on')
             : logger.warn(
-                'Redis came back without its data (it restarted without saving): the queued jobs of unfinished runs are gone; `harvest status` lists them, `harvest run --resume RUN` enqueues one again',
+                `Redis came back without its data (it restarted without saving): ${JOBS_GONE}`,
               ),
+        emptied: () =>
+          logger.warn(
+            `Redis lost its data (its keys were deleted while it answered): ${JOBS_GONE}`,
+          ),
       });
       let store: ReturnType<typeof openStore> | undefined;
       let metrics: ServedMetrics | undefined;
