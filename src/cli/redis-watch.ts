@@ -38,9 +38,10 @@ export async function watchRedis(
   url: string,
   prefix: string,
   events: RedisWatchEvents,
-  options: { retryMs?: number; checkMs?: number } = {},
+  options: { retryMs?: number; checkMs?: number; markerTtlS?: number } = {},
 ): Promise<RedisWatch> {
   const marker = `${prefix}:h:watch:${randomUUID()}`;
+  const ttlS = options.markerTtlS ?? MARKER_TTL_S;
   const retryMs = options.retryMs ?? 1000;
   const redis = new Redis(url, {
     connectionName: 'harvest-watch',
@@ -63,13 +64,13 @@ export async function watchRedis(
   redis.on('close', onDown);
   redis.on('end', onDown);
   await redis.connect();
-  await redis.set(marker, '1', 'EX', MARKER_TTL_S);
+  await redis.set(marker, '1', 'EX', ttlS);
   redis.on('ready', () => {
     if (!down || closing) return;
     void redis
       .exists(marker)
       .then(async (kept) => {
-        if (!kept) await redis.set(marker, '1', 'EX', MARKER_TTL_S);
+        if (!kept) await redis.set(marker, '1', 'EX', ttlS);
         down = false;
         events.back(kept === 1);
       })
@@ -79,11 +80,13 @@ export async function watchRedis(
   const check = setInterval(() => {
     if (down || closing || checking || redis.status !== 'ready') return;
     checking = true;
+    // EXPIRE answers whether the marker is there, and keeps it for a command that outlives its
+    // time to live (a week-long run).
     redis
-      .exists(marker)
+      .expire(marker, ttlS)
       .then(async (kept) => {
         if (kept === 1 || down || closing) return;
-        await redis.set(marker, '1', 'EX', MARKER_TTL_S);
+        await redis.set(marker, '1', 'EX', ttlS);
         events.emptied();
       })
       .catch(() => {})
