@@ -4,8 +4,21 @@
  * tags (no custom types), several documents in one file, duplicate keys.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { isAlias, LineCounter, type Node, parseDocument, visit } from 'yaml';
-import type { Finding, Issue } from './issues.ts';
+import {
+  type Document,
+  isAlias,
+  isCollection,
+  isMap,
+  isPair,
+  isScalar,
+  isSeq,
+  LineCounter,
+  type Node,
+  type Pair,
+  parseDocument,
+  visit,
+} from 'yaml';
+import type { Finding, Issue, PathSegment } from './issues.ts';
 import { createLocator, type Locator, START } from './positions.ts';
 
 /** Largest pipeline file accepted, in bytes (1 MiB). */
@@ -131,6 +144,14 @@ export function parseYaml(text: string): YamlResult {
         ),
       );
     },
+    Pair(_key, pair, ancestors) {
+      // A key written as a list or mapping (`{topic}:`, `? [k]`) cannot be a key of plain data:
+      // said here, at the key, before toJS would stringify it (and print a Node warning).
+      if (!isCollection(pair.key)) return;
+      const parentPath = documentPath(ancestors, text);
+      if (parentPath === undefined) return; // inside a key already reported
+      findings.push(collectionKey(text, pair.key, parentPath, locator));
+    },
     Node(_key, node: Node) {
       if (isAlias(node) || node.tag === undefined) return;
       findings.push(
@@ -211,6 +232,76 @@ function positioned(
   extra: Partial<Finding> = {},
 ): PositionedFinding {
   return { code, severity: 'error', path: [], message, ...extra, ...position };
+}
+
+/**
+ * The document path of the node whose ancestors (from the document down) are `ancestors`, or
+ * undefined when it lies inside a key.
+ */
+function documentPath(
+  ancestors: readonly (Document | Node | Pair)[],
+  text: string,
+): PathSegment[] | undefined {
+  const path: PathSegment[] = [];
+  for (let i = 0; i < ancestors.length - 1; i++) {
+    const node = ancestors[i]!;
+    const child = ancestors[i + 1];
+    if (isPair(node)) {
+      if (child === node.key) return undefined;
+      path.push(isScalar(node.key) ? String(node.key.value) : sourceOf(text, node.key as Node));
+    } else if (isSeq(node)) {
+      path.push(node.items.indexOf(child));
+    }
+  }
+  return path;
+}
+
+/** The problem of a key written as a YAML list or mapping, at the key. */
+function collectionKey(
+  text: string,
+  key: Node,
+  parentPath: PathSegment[],
+  locator: Locator,
+): PositionedFinding {
+  const written = sourceOf(text, key);
+  const kind = isMap(key) ? 'a YAML mapping' : 'a YAML list';
+  const name = singleName(key);
+  const inMatrix = parentPath[parentPath.length - 1] === 'matrix';
+  const advice =
+    name === undefined
+      ? 'write the key as a word'
+      : `write "${name}:"${inMatrix && isMap(key) ? ' (a matrix key names its placeholder without braces)' : ''}`;
+  return positioned(
+    'YAML_KEY_NOT_TEXT',
+    `a key must be plain text, not ${kind}: ${advice}`,
+    locator.at(key.range?.[0] ?? 0),
+    { path: [...parentPath, written] },
+  );
+}
+
+/** `topic` for `{topic}` or `[topic]`: the one plain word a collection key holds, if any. */
+function singleName(key: Node): string | undefined {
+  if (isMap(key) && key.items.length === 1) {
+    const only = key.items[0]!;
+    const value = only.value;
+    const empty = value === null || (isScalar(value) && value.value === null);
+    if (isScalar(only.key) && only.key.value !== null && empty) return String(only.key.value);
+  }
+  if (isSeq(key) && key.items.length === 1) {
+    const only = key.items[0];
+    if (isScalar(only) && only.value !== null) return String(only.value);
+  }
+  return undefined;
+}
+
+const MAX_KEY_CHARS = 40;
+
+/** The source text of a node on one line, shortened. */
+function sourceOf(text: string, node: Node | null): string {
+  const range = node?.range;
+  const source = range ? text.slice(range[0], range[1]) : '';
+  const line = source.replace(/\s+/g, ' ').trim();
+  return line.length > MAX_KEY_CHARS ? `${line.slice(0, MAX_KEY_CHARS - 1)}…` : line;
 }
 
 /** Where the tag written before the node at `start` begins (the node's range excludes it). */

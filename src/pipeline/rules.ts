@@ -78,27 +78,41 @@ export function queryPresent({ index, item }: IndexedItem): Finding[] {
 export function placeholdersHaveValues({ index, item }: IndexedItem): Finding[] {
   if (item.query === undefined) return [];
   const keys = Object.keys(item.matrix ?? {});
+  // Only keys that can be placeholders are offered (not `{topic}`, which would read `{{topic}}`).
+  const names = keys.filter((key) => PLACEHOLDER_NAME.test(key));
   const findings: Finding[] = [];
   const seen = new Set<string>();
   for (const { name } of parseTemplate(item.query).refs) {
     if (keys.includes(name) || seen.has(name)) continue;
     seen.add(name);
+    const braced = keys.find((key) => nameInBraces(key) === name);
+    const message =
+      braced === undefined
+        ? `placeholder {${name}} has no matrix value${suggestionSuffix(name, names)}`
+        : `placeholder {${name}} has no matrix value: the matrix key is written "${braced}"; write "${name}:", without braces`;
     findings.push(
-      error(
-        ['searches', index, 'query'],
-        `placeholder {${name}} has no matrix value${suggestionSuffix(name, keys)}`,
-        'PLACEHOLDER_WITHOUT_VALUE',
-        {
-          received: `{${name}}`,
-          allowed:
-            keys.length === 0
+      error(['searches', index, 'query'], message, 'PLACEHOLDER_WITHOUT_VALUE', {
+        received: `{${name}}`,
+        allowed:
+          braced !== undefined
+            ? `a matrix key ${name}`
+            : keys.length === 0
               ? `a "matrix:" with a list for ${name} (write {{ and }} for literal braces)`
-              : `placeholders ${listAllowed(keys.map((key) => `{${key}}`))}`,
-        },
-      ),
+              : names.length === 0
+                ? `a matrix key ${name}`
+                : `placeholders ${listAllowed(names.map((key) => `{${key}}`))}`,
+      }),
     );
   }
   return findings;
+}
+
+/** What a `{placeholder}` may be named (as `parseTemplate` reads it). */
+const PLACEHOLDER_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `topic` for a matrix key written as a placeholder (`{topic}`, `{ topic }`), else undefined. */
+function nameInBraces(key: string): string | undefined {
+  return /^\{+\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}+$/.exec(key)?.[1];
 }
 
 /** Values used as placeholders are plain scalars (not lists or objects). */
@@ -133,6 +147,18 @@ export function matrixKeysUsed({ index, item }: IndexedItem): Finding[] {
   const findings: Finding[] = [];
   for (const key of Object.keys(item.matrix)) {
     if (isRequestField(key) || used.has(key)) continue;
+    const bare = nameInBraces(key);
+    if (bare !== undefined) {
+      findings.push(
+        error(
+          ['searches', index, 'matrix', key],
+          `matrix key "${key}" is written with braces; write "${bare}:" (braces go in query only)`,
+          'MATRIX_KEY_UNUSED',
+          { atKey: true, received: describeValue(key), allowed: describeValue(bare) },
+        ),
+      );
+      continue;
+    }
     findings.push(
       error(
         ['searches', index, 'matrix', key],

@@ -349,14 +349,16 @@ function addLocated(
 ): void {
   if (located.length === 0) return;
   const context = describeVars(search.vars);
-  for (const finding of located) {
-    const path = originOf(search, item, defaults, finding.path);
-    const fromMatrixValue = path[2] === 'matrix';
-    findings.add(
-      { ...finding, path },
-      fromMatrixValue || context === '' ? '' : ` (with ${context})`,
-    );
-  }
+  findings.addGroup(
+    located.map((finding) => {
+      const path = originOf(search, item, defaults, finding.path);
+      const fromMatrixValue = path[2] === 'matrix';
+      return {
+        finding: { ...finding, path },
+        context: fromMatrixValue || context === '' ? '' : ` (with ${context})`,
+      };
+    }),
+  );
 }
 
 /**
@@ -396,7 +398,12 @@ function checkSearch(
   return parsed.data;
 }
 
-/** Findings deduplicated by path, code and message; repeats from a matrix are counted. */
+/**
+ * Findings deduplicated by path, code and message; repeats from a matrix are counted. The
+ * findings of one check (one search, or the file's schema) are one group: the same finding
+ * twice in a group is one problem, not a repeat (zod reports two bounds of a number too large
+ * for both the API and the safe integers), and the tighter bound is the one said.
+ */
 class FindingSet {
   private readonly entries = new Map<
     string,
@@ -404,14 +411,27 @@ class FindingSet {
   >();
 
   add(finding: Finding, context = ''): void {
-    const id = `${pathToString(finding.path)}\u0000${finding.atKey === true}\u0000${finding.code}\u0000${finding.message}`;
-    const entry = this.entries.get(id);
-    if (entry) entry.repeats += 1;
-    else this.entries.set(id, { finding, context, repeats: 0 });
+    this.addGroup([{ finding, context }]);
   }
 
   addAll(findings: readonly Finding[]): void {
-    for (const finding of findings) this.add(finding);
+    this.addGroup(findings.map((finding) => ({ finding, context: '' })));
+  }
+
+  /** Findings of one check: repeats within the group merge; across groups they are counted. */
+  addGroup(group: readonly { finding: Finding; context: string }[]): void {
+    const merged = new Map<string, { finding: Finding; context: string }>();
+    for (const { finding, context } of group) {
+      const id = findingId(finding);
+      const earlier = merged.get(id);
+      if (earlier === undefined) merged.set(id, { finding, context });
+      else earlier.finding = tighterBound(earlier.finding, finding);
+    }
+    for (const [id, { finding, context }] of merged) {
+      const entry = this.entries.get(id);
+      if (entry) entry.repeats += 1;
+      else this.entries.set(id, { finding, context, repeats: 0 });
+    }
   }
 
   toIssues(file: string, locator: Locator): Issue[] {
@@ -438,6 +458,27 @@ class FindingSet {
     });
     return shown;
   }
+}
+
+function findingId(finding: Finding): string {
+  return `${pathToString(finding.path)}\u0000${finding.atKey === true}\u0000${finding.code}\u0000${finding.message}`;
+}
+
+const BOUND = /^(at most|less than|at least|more than) (-?\d+(?:\.\d+)?(?:e[+-]?\d+)?)/i;
+
+/**
+ * Of two findings on one value that differ in the bound they allow ("at most 100" and "at most
+ * 9007199254740991"), the one whose bound is tighter: that is the bound the value must meet.
+ */
+function tighterBound(a: Finding, b: Finding): Finding {
+  const boundA = BOUND.exec(a.allowed ?? '');
+  const boundB = BOUND.exec(b.allowed ?? '');
+  if (boundA === null || boundB === null) return a;
+  const upper = (word: string) => word === 'at most' || word === 'less than';
+  if (upper(boundA[1]!) !== upper(boundB[1]!)) return a;
+  const valueA = Number(boundA[2]);
+  const valueB = Number(boundB[2]);
+  return upper(boundA[1]!) ? (valueB < valueA ? b : a) : valueB > valueA ? b : a;
 }
 
 function toIssue(finding: Finding, file: string, position: { line: number; col: number }): Issue {

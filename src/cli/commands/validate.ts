@@ -35,7 +35,14 @@ export async function resolvePipelinePaths(paths: readonly string[]): Promise<st
       files.push(path);
       continue;
     }
-    const names = (await readdir(path)).filter((name) => PIPELINE_EXTENSIONS.test(name)).sort();
+    let entries: string[];
+    try {
+      entries = await readdir(path);
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      throw new UsageError(`cannot list directory ${path} (${reason})`);
+    }
+    const names = entries.filter((name) => PIPELINE_EXTENSIONS.test(name)).sort();
     if (names.length === 0) throw new UsageError(`no .yaml or .yml files in ${path}`);
     files.push(...names.map((name) => join(path, name)));
   }

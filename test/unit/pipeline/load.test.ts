@@ -42,6 +42,24 @@ describe('loading', () => {
     `);
   });
 
+  it('reports a key written as a YAML list or mapping at the key, before it is read', () => {
+    expect(messages(yaml(['name: a', '? [k]', ': v', 'searches:', '  - query: x']))).toEqual([
+      'p.yaml:2:3 ["[k]"]: a key must be plain text, not a YAML list: write "k:"',
+    ]);
+    const matrix = yaml([
+      'name: a',
+      'searches:',
+      '  - query: "{topic} news"',
+      '    matrix:',
+      '      {topic}: [energy, housing]',
+    ]);
+    expect(messages(matrix)).toMatchInlineSnapshot(`
+      [
+        "p.yaml:5:7 searches[0].matrix["{topic}"]: a key must be plain text, not a YAML mapping: write "topic:" (a matrix key names its placeholder without braces)",
+      ]
+    `);
+  });
+
   it('reports YAML syntax errors with positions', () => {
     expect(messages(yaml(['name: demo', 'name: again', 'searches: [']))).toMatchInlineSnapshot(`
       [

@@ -55,6 +55,14 @@ describe('schema messages', () => {
     `);
   });
 
+  it('a number beyond the safe integers is one problem, with the bound of the field', () => {
+    const text = yaml(['name: a', 'searches:', '  - query: x', '    limit: 99999999999999999999']);
+    // zod reports two bounds (the safe integers' and the API's): neither is a matrix combination.
+    expect(messages(text)).toEqual([
+      'p.yaml:4:12 searches[0].limit: too large (received 100000000000000000000; allowed at most 100)',
+    ]);
+  });
+
   it('checks the queries a template makes, not the template: long placeholder names are fine', () => {
     const name = 'topic_of_the_search_in_long_words_for_readability';
     const template = `${'a'.repeat(460)} {${name}}`;
@@ -188,6 +196,22 @@ describe('rules', () => {
         "p.yaml:3:12 searches[0].query: placeholder {topc} has no matrix value; did you mean "topic"? (received {topc}; allowed placeholders "{topic}")",
         "p.yaml:4:14 searches[0].matrix.topic: matrix key "topic" is neither a search-request field nor used as {topic} in query; did you mean "topc"? (received "topic"; allowed a search-request field or a placeholder used in query)",
         "p.yaml:5:12 searches[1].query: placeholder {alone} has no matrix value (received {alone}; allowed a "matrix:" with a list for alone (write {{ and }} for literal braces))",
+      ]
+    `);
+  });
+
+  it('a matrix key written with braces is told to drop them, with no "{{" advice', () => {
+    const text = yaml([
+      'name: a',
+      'searches:',
+      '  - query: "{topic} news"',
+      '    matrix:',
+      '      "{topic}": [energy, housing]',
+    ]);
+    expect(messages(text)).toMatchInlineSnapshot(`
+      [
+        "p.yaml:3:12 searches[0].query: placeholder {topic} has no matrix value: the matrix key is written "{topic}"; write "topic:", without braces (received {topic}; allowed a matrix key topic)",
+        "p.yaml:5:7 searches[0].matrix["{topic}"]: matrix key "{topic}" is written with braces; write "topic:" (braces go in query only) (received "{topic}"; allowed "topic")",
       ]
     `);
   });
