@@ -17,6 +17,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { HarvestError, UsageError } from '../errors.ts';
 import { createRedis } from '../queue/connection.ts';
 import { QUEUES } from '../queue/names.ts';
+import { RUNS_QUEUE_SETTINGS } from '../schedule/schedulers.ts';
 import { type BasicAuthCredentials, fromThisHost } from './access.ts';
 
 export interface DashboardOptions {
@@ -58,7 +59,9 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   const redis = createRedis(options.redisUrl, 'client');
   redis.on('error', () => {}); // a Redis that goes away shows as errors in the page
   const queues = (options.queueNames ?? Object.values(QUEUES)).map((name) => {
-    const queue = new Queue(name, { connection: redis, prefix: options.prefix });
+    // The runs queue with harvest's repeat strategy: `--allow-actions` can edit a schedule.
+    const settings = name === QUEUES.runs ? { settings: RUNS_QUEUE_SETTINGS } : {};
+    const queue = new Queue(name, { connection: redis, prefix: options.prefix, ...settings });
     queue.on('error', () => {}); // shown in the page, not once per reconnection on stderr
     return queue;
   });

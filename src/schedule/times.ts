@@ -8,12 +8,9 @@ import { CronExpressionParser } from 'cron-parser';
 /** The time zone of a schedule that names none. */
 export const DEFAULT_TZ = 'UTC';
 
-/** How far past a failing time the matching by hand looks, in ms (two days). */
-const SCAN_MS = 2 * 86_400_000;
-/** Scans in a row before giving up (as BullMQ's own strategy does at once). */
-const SCANS = 4;
-/** Longest a fall-back of the clocks can repeat wall times, in ms (Troll's is 2 hours). */
-const REPEAT_MS = 3 * 3_600_000;
+/** Days the matching by hand looks ahead before it gives up (four years and a day). */
+const HORIZON_DAYS = 4 * 366;
+const DAY_MS = 86_400_000;
 
 /**
  * When `cron` next fires in `tz` strictly after `afterMs`, ms since the epoch; undefined when
@@ -21,54 +18,95 @@ const REPEAT_MS = 3 * 3_600_000;
  *
  * cron-parser answers this, except next to some changes of the clocks it cannot cross: in a
  * zone whose clocks go back 30 minutes (Australia/Lord_Howe), a cron on the hour throws "loop
- * limit exceeded" for the day before the change. A job scheduler whose next time throws ends
- * for good, without a word (BullMQ takes the error as "no next time"). There, the next time is
- * found by hand: each minute of the next two days (each of its seconds the cron names) is
- * matched against the cron in the zone, a wall time the clocks repeat firing once, as cron
- * does.
+ * limit exceeded" for the day before the change (a weekly one for the week before, one on the
+ * first Sunday of the month for the five weeks before). A job scheduler whose next time throws
+ * ends for good, without a word (BullMQ takes the error as "no next time"). There, the next
+ * time is found by hand (`matchByHand`).
  */
 export function nextFire(
   cron: string,
   tz: string | undefined,
   afterMs: number,
-  scansLeft = SCANS,
 ): number | undefined {
-  const expr = CronExpressionParser.parse(cron, { ...(tz ? { tz } : {}), currentDate: afterMs });
-  try {
-    return expr.next().getTime();
-  } catch (error) {
-    if (!/loop limit/i.test((error as Error).message)) return undefined;
-  }
-  const { fields } = expr;
-  const seconds = [...fields.second.values].map(Number).sort((a, b) => a - b);
-  const minutes = new Set(fields.minute.values.map(Number));
-  const hours = new Set(fields.hour.values.map(Number));
-  const zone = tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
-  const first = Math.floor(afterMs / 60_000) * 60_000;
-  for (let minute = first; minute <= first + SCAN_MS; minute += 60_000) {
-    // The wall clock's minute and hour first (cheap), the whole cron only where they match.
-    const wall = partsOf(minute, zone);
-    if (!minutes.has(Number(wall.minute)) || !hours.has(Number(wall.hour))) continue;
-    for (const s of seconds) {
-      const at = minute + s * 1000;
-      if (at > afterMs && expr.includesDate(new Date(at)) && !repeatsWallTime(at, zone)) {
-        return at;
-      }
-    }
-  }
-  // Nothing within the scan: on from its end, where cron-parser may answer again (a few times
-  // only: each failing cron-parser call takes most of a second, and this blocks its thread).
-  return scansLeft > 1 ? nextFire(cron, tz, first + SCAN_MS, scansLeft - 1) : undefined;
+  return fire(cron, tz, afterMs).at;
 }
 
-/** Whether the wall time `at` shows in `tz` was shown already in the hours before (a fall-back). */
-function repeatsWallTime(at: number, tz: string): boolean {
-  const wall = at + offsetMs(at, tz);
-  const earlier = at - REPEAT_MS;
-  const shift = offsetMs(earlier, tz) - offsetMs(at, tz);
-  if (shift <= 0) return false;
-  const before = at - shift;
-  return before > earlier && before + offsetMs(before, tz) === wall;
+function fire(
+  cron: string,
+  tz: string | undefined,
+  afterMs: number,
+): { at: number | undefined; byHand: boolean } {
+  const expr = CronExpressionParser.parse(cron, { ...(tz ? { tz } : {}), currentDate: afterMs });
+  try {
+    return { at: expr.next().getTime(), byHand: false };
+  } catch (error) {
+    if (!/loop limit/i.test((error as Error).message)) return { at: undefined, byHand: false };
+  }
+  return { at: matchByHand(cron, tz, afterMs), byHand: true };
+}
+
+/**
+ * The next time `cron` fires in `tz` after `afterMs`, found without cron-parser's search: day by
+ * day in the zone, each wall time the cron's hours, minutes and seconds make is turned into the
+ * instant that shows it (none in a gap the clocks skip; of two in an hour they repeat, the
+ * first) and matched against the whole cron (days, months, weekdays). A day whose first such
+ * instant does not match is passed over whole. Tens of ms at most.
+ */
+export function matchByHand(
+  cron: string,
+  tz: string | undefined,
+  afterMs: number,
+): number | undefined {
+  const zone = tz ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const expr = CronExpressionParser.parse(cron, { tz: zone });
+  const sorted = (values: readonly (number | string)[]) => values.map(Number).sort((a, b) => a - b);
+  const hours = sorted(expr.fields.hour.values);
+  const minutes = sorted(expr.fields.minute.values);
+  const seconds = sorted(expr.fields.second.values);
+  const from = partsOf(afterMs, zone);
+  for (let day = 0; day <= HORIZON_DAYS; day++) {
+    const date = Date.UTC(Number(from.year), Number(from.month) - 1, Number(from.day) + day);
+    let dayMatches = false;
+    for (const wall of wallTimes(date, hours, minutes, seconds)) {
+      const at = firstInstantOf(wall, zone);
+      if (at === undefined) continue;
+      if (!dayMatches) {
+        // Hours, minutes and seconds match by construction: this says whether the day does.
+        if (!expr.includesDate(new Date(at))) break;
+        dayMatches = true;
+      }
+      if (at > afterMs) return at;
+    }
+  }
+  return undefined;
+}
+
+/** The wall times of a day (`date`: its midnight in ms, read as UTC) a cron makes, in order. */
+function* wallTimes(
+  date: number,
+  hours: readonly number[],
+  minutes: readonly number[],
+  seconds: readonly number[],
+): Generator<number> {
+  for (const h of hours) {
+    for (const m of minutes) {
+      for (const s of seconds) yield date + ((h * 60 + m) * 60 + s) * 1000;
+    }
+  }
+}
+
+/**
+ * The first instant whose wall time in `tz` is `wall` (ms, read as UTC): undefined in a gap
+ * the clocks skip; of the two in an hour they repeat, the earlier (a cron fires there once).
+ */
+function firstInstantOf(wall: number, tz: string): number | undefined {
+  // The offsets in force a day either side: a change of the clocks is between them.
+  const offsets = new Set([offsetMs(wall - DAY_MS, tz), offsetMs(wall + DAY_MS, tz)]);
+  const instants = [...offsets]
+    .map((offset) => wall - offset)
+    .filter((at) => at + offsetMs(at, tz) === wall)
+    .sort((a, b) => a - b);
+  return instants[0];
 }
 
 /** The UTC offset of `tz` at `ms`, in ms. */
@@ -89,10 +127,13 @@ function offsetMs(ms: number, tz: string): number {
 export function nextTimes(cron: string, tz: string, afterMs: number, count: number): number[] {
   const out: number[] = [];
   let at: number | undefined = afterMs;
-  while (out.length < count) {
-    at = nextFire(cron, tz, at);
-    if (at === undefined) break;
-    out.push(at);
+  // Once cron-parser could not answer, the times after are found by hand too: each failing
+  // cron-parser call costs about half a second.
+  let byHand = false;
+  while (out.length < count && at !== undefined) {
+    if (byHand) at = matchByHand(cron, tz, at);
+    else ({ at, byHand } = fire(cron, tz, at));
+    if (at !== undefined) out.push(at);
   }
   return out;
 }

@@ -8,9 +8,10 @@ import { request } from 'node:http';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { type RunningDashboard, startDashboard } from '../../src/dashboard/server.ts';
 import { QUEUES } from '../../src/queue/names.ts';
+import { openRunsQueue } from '../../src/schedule/schedulers.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { searchQueueWithJobs } from '../helpers/queues.ts';
 import { REDIS_URL, testRedis } from '../helpers/redis.ts';
@@ -97,6 +98,26 @@ describe('harvest dashboard', () => {
     expect(await search.isPaused()).toBe(true);
     expect((await put(`${q}/run1.waits/clean`)).status).toBe(204);
     expect(await search.getJob('run1.waits')).toBeUndefined();
+  });
+
+  it("edits a schedule with harvest's repeat strategy: a Lord Howe cron the day before its clocks go back", async () => {
+    const { prefix, redis } = testRedis(defer);
+    // Only Date is moved (to 3 April 2026, 16:00 UTC): cron-parser throws for a daily cron on
+    // the hour that day, and BullMQ's own strategy refuses the edit.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.UTC(2026, 3, 3, 16) });
+    defer(() => vi.useRealTimers());
+    const repeat = { pattern: '0 2 * * *', tz: 'Australia/Lord_Howe' };
+    const queue = openRunsQueue(redis, prefix);
+    defer(() => queue.close());
+    await queue.upsertJobScheduler('daily', repeat, { name: 'tick', data: {} });
+    const board = await dashboard(prefix, { allowActions: true });
+    const edit = await fetch(`${board.url}api/queues/${QUEUES.runs}/job-schedulers/daily`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ...repeat, pattern: '0 3 * * *' }),
+    });
+    expect(edit.status).toBe(204);
+    expect((await queue.getJobScheduler('daily'))?.pattern).toBe('0 3 * * *');
   });
 
   it('open on loopback, answers this host only: a rebound name or another site gets 403', async () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   formatInZone,
   isoInZone,
+  matchByHand,
   nextFire,
   nextTimes,
   scheduleRepeatStrategy,
@@ -95,6 +96,21 @@ describe('schedule times where cron-parser cannot cross a change of the clocks',
     ]);
   });
 
+  it('a cron on the first Sunday of the month goes on across the change (cron-parser throws for five weeks)', () => {
+    const after = Date.UTC(2026, 2, 1, 0); // Sunday 1 March 2026, 11:00 +11:00
+    expect(() =>
+      CronExpressionParser.parse('0 9 * * 0#1', { tz, currentDate: after }).next(),
+    ).toThrow(/loop limit/);
+    // 5 April 09:00 +10:30 (the clocks went back at 02:00 that morning), then 3 May.
+    expect(nextTimes('0 9 * * 0#1', tz, after, 2)).toEqual([
+      Date.UTC(2026, 3, 4, 22, 30),
+      Date.UTC(2026, 4, 2, 22, 30),
+    ]);
+    expect(scheduleRepeatStrategy(after, { pattern: '0 9 * * 0#1', tz })).toBe(
+      Date.UTC(2026, 3, 4, 22, 30),
+    );
+  });
+
   it('a wall time the clocks repeat fires once', () => {
     // 01:15 comes twice on 4 April (at +11:00, then at +10:30): the first only.
     const times = nextTimes('15 1 * * *', tz, Date.UTC(2027, 3, 2, 15), 3);
@@ -117,6 +133,34 @@ describe('schedule times where cron-parser cannot cross a change of the clocks',
     expect(scheduleRepeatStrategy(failing, { ...opts, endDate: Date.UTC(2027, 3, 3) })).toBe(
       undefined,
     );
+  });
+
+  it('matches by hand what cron-parser answers, away from changes of the clocks', () => {
+    const zones = ['UTC', 'Europe/Berlin', 'America/New_York', 'Asia/Kolkata', tz];
+    const crons = ['0 2 * * *', '*/7 * * * *', '30 4 1 * *', '0 0 * * 0', '15 10 * * 1-5'];
+    const crons6 = ['*/20 15 9 * * *', '0 0 9 L * *', '0 30 8 * * 1#2'];
+    let t = Date.UTC(2026, 0, 1);
+    let compared = 0;
+    for (let i = 0; i < 240; i++) {
+      const zone = zones[i % zones.length] as string;
+      const cron = [...crons, ...crons6][i % (crons.length + crons6.length)] as string;
+      t += 29 * 3_600_000 + 7 * 60_000 + 11_000;
+      let expected: number;
+      try {
+        expected = CronExpressionParser.parse(cron, { tz: zone, currentDate: t }).next().getTime();
+      } catch {
+        continue;
+      }
+      const offsets = new Set(
+        [t, expected - 86_400_000, expected + 86_400_000].map((ms) =>
+          formatInZone(ms, zone).slice(-6),
+        ),
+      );
+      if (offsets.size > 1) continue; // a change of the clocks in between: the two differ there
+      expect(matchByHand(cron, zone, t), `${cron} in ${zone} after ${t}`).toBe(expected);
+      compared += 1;
+    }
+    expect(compared).toBeGreaterThan(150);
   });
 
   it('agrees with cron-parser wherever cron-parser answers', () => {
