@@ -32,6 +32,11 @@ export function parseList(value: string): string[] {
     .filter((s) => s.length > 0);
 }
 
+/** Flags with `--out -` read as no `--out`: standard output, as in most tools. */
+export function dashIsStdout<T extends { out?: string | undefined }>(flags: T): T {
+  return flags.out === '-' ? { ...flags, out: undefined } : flags;
+}
+
 /** A parser accepting one of `choices`. */
 export function oneOf<T extends string>(choices: readonly T[]): (value: string) => T {
   return (value) => {

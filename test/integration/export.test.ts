@@ -35,6 +35,8 @@ function harvest(harness: Harness, args: string[]): Promise<Cli> {
         HARVEST_DATA_DIR: harness.dir,
         LOG_LEVEL: 'silent',
       },
+      // Its own folder: a file a bug writes by a relative name lands there, not in the checkout.
+      cwd: harness.dir,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -167,6 +169,21 @@ describe('harvest export', () => {
     const urls = all.stdout.trimEnd().split('\r\n').slice(1);
     expect(new Set(urls)).toEqual(new Set([...urlsOf(first), ...urlsOf(second)]));
     expect(urls.length).toBe(new Set(urls).size);
+  });
+
+  it('--out - writes to stdout, as no --out does (export and report costs)', async () => {
+    h = await startHarness();
+    await h.startPool();
+    const runId = await runPipeline(h, 'dash', queries(['stdout please']));
+    const plain = await harvest(h, ['export', '--run', runId]);
+    const dash = await harvest(h, ['export', '--run', runId, '--out', '-']);
+    expect(dash.code).toBe(0);
+    expect(dash.stdout).toBe(plain.stdout);
+    expect(dash.stdout.trim().split('\n').length).toBeGreaterThan(0);
+    const report = await harvest(h, ['report', 'costs', '--format', 'csv', '--out', '-']);
+    expect(report.code).toBe(0);
+    expect(report.stdout).toContain('credits');
+    expect(fs.existsSync(path.join(h.dir, '-'))).toBe(false);
   });
 
   it('refuses bad input with a clear message and exit 2, leaving no partial file', async () => {

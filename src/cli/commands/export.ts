@@ -11,7 +11,7 @@ import {
 } from '../../store/export-columns.ts';
 import type { ResultSource } from '../../store/index.ts';
 import type { CommandContext } from '../context.ts';
-import { oneOf, parseList, parseSince } from '../flags.ts';
+import { dashIsStdout, oneOf, parseList, parseSince } from '../flags.ts';
 
 const SOURCES: readonly ResultSource[] = ['web', 'news', 'images'];
 
@@ -96,10 +96,11 @@ export function registerExport(program: Command, ctx: CommandContext): void {
       `${EXPORT_FORMATS.join(', ')} (default: from --out's extension, else jsonl)`,
       oneOf(EXPORT_FORMATS),
     )
-    .option('--out <file>', 'write here (completely or not at all); default stdout')
+    .option('--out <file>', 'write here (completely or not at all); default (and -) stdout')
     .option('--json', 'with --out: print the summary (rows, columns, file) as JSON; errors too')
     .addHelpText('after', HELP)
-    .action(async (flags: ExportFlags) => {
+    .action(async (given: ExportFlags) => {
+      const flags = dashIsStdout(given);
       if (flags.json && !flags.out) {
         throw new UsageError('--json prints a summary of the export: give --out FILE');
       }

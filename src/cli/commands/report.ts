@@ -4,7 +4,7 @@ import { UsageError } from '../../errors.ts';
 import { formatByExtension } from '../../report/export/formats.ts';
 import { COST_GROUPS, type CostGroup } from '../../store/cost-report.ts';
 import type { CommandContext } from '../context.ts';
-import { oneOf, parseSince } from '../flags.ts';
+import { dashIsStdout, oneOf, parseSince } from '../flags.ts';
 
 const FORMATS = ['table', 'json', 'csv', 'html'] as const;
 
@@ -62,11 +62,12 @@ export function registerReport(program: Command, ctx: CommandContext): void {
       `${FORMATS.join(', ')} (default: from --out's extension, else table)`,
       oneOf(FORMATS),
     )
-    .option('--out <file>', 'write here (completely or not at all); default stdout')
+    .option('--out <file>', 'write here (completely or not at all); default (and -) stdout')
     .option('--compare-estimate', "put each run's plan estimate beside its actual cost")
     .option('--json', 'the same as --format json (errors print as JSON too)')
     .addHelpText('after', HELP)
-    .action(async (flags: CostFlags) => {
+    .action(async (given: CostFlags) => {
+      const flags = dashIsStdout(given);
       const fromFile = flags.out ? formatByExtension(flags.out, BY_EXTENSION) : undefined;
       const format = flags.json ? 'json' : (flags.format ?? fromFile ?? 'table');
       if (flags.json && flags.format !== undefined && flags.format !== 'json') {
