@@ -87,7 +87,7 @@ export async function watchRedis(
       .then(async (kept) => {
         if (kept === 1 || down || closing) return;
         await redis.set(marker, '1', 'EX', ttlS);
-        events.emptied();
+        if (!closing) events.emptied();
       })
       .catch(() => {})
       .finally(() => {
