@@ -2,7 +2,7 @@
 import type { Store } from '../../store/index.ts';
 import { databaseFiles, openFileOutput, streamOutput } from '../export/output.ts';
 import { buildCostReport, type CostReport, type CostReportOptions } from './build.ts';
-import { buildCostCharts } from './charts.ts';
+import { buildCostCharts, type CostCharts } from './charts.ts';
 import { renderHtml } from './html.ts';
 import { renderCsv, renderJson, renderTable } from './text.ts';
 
@@ -15,16 +15,37 @@ export interface RunCostReportOptions extends CostReportOptions {
   out?: string;
 }
 
-export function renderCostReport(store: Store, report: CostReport, format: CostFormat): string {
+/** A report and, for HTML, its charts. */
+export interface CostReportData {
+  report: CostReport;
+  charts: CostCharts | undefined;
+}
+
+/**
+ * The report and, for HTML, its charts, from one read transaction: the charts add up to the
+ * table although a run writes meanwhile.
+ */
+export function costReportData(
+  store: Store,
+  options: CostReportOptions & { format: CostFormat },
+): CostReportData {
+  return store.snapshot(() => {
+    const report = buildCostReport(store, options);
+    const charts =
+      options.format === 'html'
+        ? buildCostCharts(store, {
+            runId: report.filters.runId ?? undefined,
+            sinceMs: report.filters.since === null ? undefined : Date.parse(report.filters.since),
+          })
+        : undefined;
+    return { report, charts };
+  });
+}
+
+export function renderCostReport({ report, charts }: CostReportData, format: CostFormat): string {
   if (format === 'json') return renderJson(report);
   if (format === 'csv') return renderCsv(report);
-  if (format === 'html') {
-    const charts = buildCostCharts(store, {
-      runId: report.filters.runId ?? undefined,
-      sinceMs: report.filters.since === null ? undefined : Date.parse(report.filters.since),
-    });
-    return renderHtml(report, charts);
-  }
+  if (format === 'html' && charts) return renderHtml(report, charts);
   return `${renderTable(report)}\n`;
 }
 
@@ -33,17 +54,17 @@ export async function runCostReport(
   options: RunCostReportOptions,
   io: { stdout: NodeJS.WritableStream },
 ): Promise<CostReport> {
-  const report = buildCostReport(store, options);
+  const data = costReportData(store, options);
   const output =
     options.out === undefined
       ? streamOutput(io.stdout)
       : openFileOutput(options.out, databaseFiles(store.path));
   try {
-    await output.write(renderCostReport(store, report, options.format));
+    await output.write(renderCostReport(data, options.format));
     await output.commit();
   } catch (error) {
     output.abort();
     throw error;
   }
-  return report;
+  return data.report;
 }

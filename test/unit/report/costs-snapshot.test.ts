@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildCostReport } from '../../../src/report/costs/build.ts';
 import { buildCostCharts } from '../../../src/report/costs/charts.ts';
+import { costReportData } from '../../../src/report/costs/run-report.ts';
 import type { Store } from '../../../src/store/index.ts';
 import { callEvent, seedRun, useTempStores } from '../store/helpers.ts';
 
@@ -61,5 +62,18 @@ describe('cost reports next to a writer', () => {
       expect({ pipeline, byDay }).toEqual({ pipeline, byDay: total });
     }
     expect(charts.callsByOutcome).toEqual([{ outcome: 'ok', calls: 1 }]);
+  });
+
+  it("the HTML report's charts add up to its table: one read transaction for both", () => {
+    const { reader, queries } = readerWithWriter();
+    const { report, charts } = costReportData(reader, {
+      by: 'pipeline',
+      nowMs: T0,
+      format: 'html',
+    });
+    expect(queries()).toBeGreaterThan(2);
+    const charted = (charts?.creditsByDay ?? []).flat().reduce((a, n) => a + n, 0);
+    expect(charted).toBe(report.totals.creditsUsed);
+    expect(report.totals.creditsUsed).toBe(5);
   });
 });
