@@ -9,7 +9,7 @@
 import type { Redis } from 'ioredis';
 import type { CallPurpose, StoreEvent } from '../store/events.ts';
 import { evalScript } from './lua.ts';
-import type { HarvestKeys } from './names.ts';
+import { type HarvestKeys, QUEUES, searchJobId } from './names.ts';
 
 export interface InflightCall {
   callId: string;
@@ -94,6 +94,44 @@ export async function markJobsDone(redis: Redis, jobKeys: readonly string[]): Pr
   if (jobKeys.length > 0) await evalScript(redis, MARK_DONE, jobKeys.length, ...jobKeys);
 }
 
+/**
+ * The field a search job's hash gets just before its task's success goes to the store queue (a
+ * worker without the database): the key of that store job. A worker killed between that add and
+ * its own done mark leaves the job to come back as stalled, maybe long before the store role
+ * commits the record (and marks the job done): the job finds its record waiting in the store
+ * queue, and ends instead of calling again. Goes with the job's hash.
+ */
+export const RECORD_FIELD = 'harvest:record';
+
+// KEYS: job hashes. ARGV: the store job's key.
+const MARK_RECORD = `for i = 1, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then redis.call('HSET', KEYS[i], '${RECORD_FIELD}', ARGV[1]) end
+end
+return #KEYS`;
+
+/** Marks the search jobs at `jobKeys` (those that still exist) as recorded by the store job at `storeJobKey`. */
+export async function markRecordPending(
+  redis: Redis,
+  jobKeys: readonly string[],
+  storeJobKey: string,
+): Promise<void> {
+  if (jobKeys.length > 0) {
+    await evalScript(redis, MARK_RECORD, jobKeys.length, ...jobKeys, storeJobKey);
+  }
+}
+
+/** The hashes of the search jobs (under the queue prefix `prefix`) whose tasks `events` make done. */
+export function doneSearchJobKeys(prefix: string, events: readonly unknown[]): string[] {
+  const keys: string[] = [];
+  for (const e of events) {
+    const t = e as { type?: unknown; status?: unknown; runId?: unknown; taskKey?: unknown };
+    if (t.type !== 'task' || t.status !== 'done') continue;
+    if (typeof t.runId !== 'string' || typeof t.taskKey !== 'string') continue;
+    keys.push(`${prefix}:${QUEUES.search}:${searchJobId(t.runId, t.taskKey)}`);
+  }
+  return keys;
+}
+
 export class InflightJournal {
   readonly #redis: Redis;
   readonly #keys: HarvestKeys;
@@ -150,8 +188,17 @@ export class InflightJournal {
     return this.#done.add({ callId, jobKey });
   }
 
-  /** Whether the search job at `jobKey` is marked done (DONE_FIELD). */
+  /**
+   * Whether the search job at `jobKey` is marked done (DONE_FIELD), or its success waits in the
+   * store queue (RECORD_FIELD names a store job still there).
+   */
   async recordedDone(jobKey: string): Promise<boolean> {
+    const [done, record] = await this.#redis.hmget(jobKey, DONE_FIELD, RECORD_FIELD);
+    if (done !== null) return true;
+    if (!record) return false;
+    if ((await this.#redis.exists(record)) === 1) return true;
+    // Gone: never added (the worker died first), or committed and removed since, in which case
+    // the store role marked the job done before.
     return (await this.#redis.hexists(jobKey, DONE_FIELD)) === 1;
   }
 

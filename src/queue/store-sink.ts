@@ -8,21 +8,37 @@
  * without the database), and a process that owns the database hands the batch to its
  * `StoreWriter` (src/store/commit.ts), which spares the events a round trip through Redis.
  */
+import { randomUUID } from 'node:crypto';
 import type { Job, Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { StoreEvent } from '../store/events.ts';
 import { STORE_JOB_ATTEMPTS } from './backoff.ts';
+import { doneSearchJobKeys, markRecordPending } from './inflight.ts';
 import { STORE_BACKOFF } from './retry.ts';
 
 /** Makes a batch of events durable; the sink calls it once per flush. */
 export type WriteEvents = (events: StoreEvent[]) => Promise<unknown>;
 
-/** The write of a search worker without the database: one `store` job per batch. */
-export function queueWrite(storeQueue: Queue): (events: StoreEvent[]) => Promise<Job> {
-  return (events) =>
-    storeQueue.add(
+/**
+ * The write of a search worker without the database: one `store` job per batch. The search jobs
+ * of the tasks it makes done are first marked with its key (inflight.ts RECORD_FIELD).
+ */
+export function queueWrite(
+  storeQueue: Queue,
+  redis: Redis,
+): (events: StoreEvent[]) => Promise<Job> {
+  return async (events) => {
+    const jobId = randomUUID();
+    const done = doneSearchJobKeys(storeQueue.opts.prefix ?? 'bull', events);
+    if (done.length > 0) {
+      const storeJobKey = `${storeQueue.qualifiedName}:${jobId}`;
+      await markRecordPending(redis, done, storeJobKey);
+    }
+    return storeQueue.add(
       'events',
       { events },
       {
+        jobId,
         removeOnComplete: true,
         // Never deleted: the events may be the only record of calls the service billed.
         removeOnFail: false,
@@ -31,6 +47,7 @@ export function queueWrite(storeQueue: Queue): (events: StoreEvent[]) => Promise
         backoff: { type: STORE_BACKOFF },
       },
     );
+  };
 }
 
 /**

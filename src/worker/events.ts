@@ -14,6 +14,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { Logger } from '../log.ts';
 import { backoffDelayMs } from '../queue/backoff.ts';
 import { queueWrite, type WriteEvents } from '../queue/store-sink.ts';
@@ -49,11 +50,12 @@ export async function databaseWriter(
 export function writerOrStoreQueue(
   writer: EventWriter | undefined,
   storeQueue: Queue,
+  redis: Redis,
   log: Logger,
   /** Says once per run the database lacks (src/store/foreign-runs.ts), as the store role does. */
   warnOfForeignRuns: (events: readonly StoreEvent[]) => void = () => {},
 ): WriteEvents {
-  const toQueue = queueWrite(storeQueue);
+  const toQueue = queueWrite(storeQueue, redis);
   if (!writer) return toQueue;
   return async (events) => {
     warnOfForeignRuns(events);

@@ -102,7 +102,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
     writer && store
       ? foreignRunWarner((runId) => store.runs.get(runId) !== undefined, store.path, log)
       : undefined;
-  const sink = new StoreSink(writerOrStoreQueue(writer, storeQueue, log, warnOfForeignRuns));
+  const sink = new StoreSink(writerOrStoreQueue(writer, storeQueue, redis, log, warnOfForeignRuns));
   const durableRecord = durable((events) => sink.push(events), log);
   const record = counted(durableRecord, options.metrics);
   // A worker is dead once it has been silent as long as its jobs' locks last.

@@ -8,6 +8,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { InflightCall } from '../../src/queue/inflight.ts';
+import { queueWrite } from '../../src/queue/store-sink.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { startLocalPool } from '../../src/worker/local.ts';
@@ -70,4 +72,59 @@ describe('search workers killed between a record and the end of its job', () => 
     expect(final.status).toBe('completed');
     expect(h.runtime.store.calls.summary(runId).byOutcome.ok).toBe(TASKS);
   }, 180_000);
+
+  it('apart from a store role that lags: a job whose success waits in the store queue is not searched again', async () => {
+    // Each call takes 3 s; no store role runs until the end (it lags behind the job's lock).
+    h = await startHarness({ sandbox: { latency: { minMs: 3000, maxMs: 3000 } } });
+    const file = h.writePipeline('lagging', 'name: lagging\nsearches:\n  - query: "lag"\n');
+    const { runId } = await startRun(h.runtime, file, { logger: h.logger });
+    const { redis, keys, searchQueue, storeQueue, store } = h.runtime;
+    const first = spawnWorker(h, { roles: 'search', concurrency: 1 });
+    let call: InflightCall | undefined;
+    while (!call) {
+      const [raw] = await redis.hvals(keys.inflight);
+      call = raw === undefined ? undefined : (JSON.parse(raw) as InflightCall);
+      await sleep(20);
+    }
+    // The worker's success goes to the store queue as its own write does (queueWrite), and the
+    // worker dies before its own done mark: the state of a SIGKILL between the two.
+    const { taskKey } = call;
+    await queueWrite(
+      storeQueue,
+      redis,
+    )([
+      { ...okCall, callId: call.callId, runId, taskKey, startedAt: call.startedAt },
+      { type: 'task', runId, taskKey, status: 'done', attempts: 1, at: Date.now() },
+    ]);
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    // Another worker takes the job when it comes back (within 1-2 s), before any store role.
+    spawnWorker(h, { roles: 'search', concurrency: 1 });
+    // Back as stalled after its lock lapses, then ended (by calling again, without the mark).
+    await sleep(1000);
+    const deadline = Date.now() + 20_000;
+    const left = async () => {
+      const counts = await searchQueue.getJobCounts('active', 'waiting', 'delayed', 'prioritized');
+      return Object.values(counts).reduce((a, n) => a + n, 0);
+    };
+    while ((await left()) > 0 && Date.now() < deadline) await sleep(100);
+    expect(await left()).toBe(0);
+    // The store role comes at last: one ok call, the one recorded.
+    storePool = await startLocalPool(h.settings, { roles: ['store'], store, logger: h.logger });
+    const final = await waitForRun(h.runtime, runId, { pollMs: 100 });
+    expect(final.status).toBe('completed');
+    await sleep(3500); // a call made again would have been answered by now
+    expect(store.calls.summary(runId).byOutcome.ok).toBe(1);
+    expect(h.sandbox.ledger().teams.sandbox?.calls['200'] ?? 0).toBeLessThanOrEqual(1);
+  }, 60_000);
 });
+
+const okCall = {
+  type: 'call' as const,
+  attempt: 1,
+  durationMs: 3000,
+  status: 200,
+  outcome: 'ok' as const,
+  searchId: 'search-1',
+  creditsUsed: 1,
+};

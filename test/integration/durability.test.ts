@@ -93,7 +93,7 @@ describe('durability', () => {
     const other = new Database(dbPath);
     other.exec('BEGIN IMMEDIATE');
     const call = callEvent(runId, 't0', { callId: randomUUID(), creditsUsed: 5 });
-    const job = await queueWrite(storeQueue)([call]);
+    const job = await queueWrite(storeQueue, connection)([call]);
     expect(job.opts.removeOnFail).toBe(false);
     // The same job with its last attempt only, so it fails for good at once.
     await storeQueue.remove(job.id!);

@@ -80,7 +80,7 @@ describe('store queue', () => {
     defer(() => pool.close());
 
     const call = callEvent(runId, 't0', { callId: randomUUID(), creditsUsed: 3 });
-    await queueWrite(storeQueue)([call]);
+    await queueWrite(storeQueue, connection)([call]);
     const [job] = await storeQueue.getJobs(['waiting', 'active', 'delayed', 'failed']);
     expect(job?.opts).toMatchObject({
       attempts: STORE_JOB_ATTEMPTS,

@@ -63,7 +63,7 @@ describe('the store role and the budget', () => {
       searchId: 'search-1',
       creditsUsed: 3,
     };
-    await queueWrite(h.runtime.storeQueue)([call]);
+    await queueWrite(h.runtime.storeQueue, h.runtime.redis)([call]);
     await h.startPool({ roles: ['store'] });
     const deadline = Date.now() + 10_000;
     while (h.runtime.store.calls.totals(runId).calls === 0 && Date.now() < deadline)

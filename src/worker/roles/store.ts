@@ -9,24 +9,12 @@
  */
 import { Worker } from 'bullmq';
 import { createStoreProcessor, STORE_BATCH_JOBS } from '../../../jobs/store.ts';
-import { markJobsDone } from '../../queue/inflight.ts';
-import { QUEUES, searchJobId } from '../../queue/names.ts';
+import { doneSearchJobKeys, markJobsDone } from '../../queue/inflight.ts';
+import { QUEUES } from '../../queue/names.ts';
 import { backoffStrategy } from '../../queue/retry.ts';
 import { redriveFailedStoreJobs } from '../../queue/store-sink.ts';
 import { Feeder, type FeederOptions } from '../../run/feeder.ts';
 import type { RoleContext, RoleHandle } from './role.ts';
-
-/** The hashes of the search jobs whose tasks `events` make done. */
-export function doneSearchJobKeys(prefix: string, events: readonly unknown[]): string[] {
-  const keys: string[] = [];
-  for (const e of events) {
-    const t = e as { type?: unknown; status?: unknown; runId?: unknown; taskKey?: unknown };
-    if (t.type !== 'task' || t.status !== 'done') continue;
-    if (typeof t.runId !== 'string' || typeof t.taskKey !== 'string') continue;
-    keys.push(`${prefix}:${QUEUES.search}:${searchJobId(t.runId, t.taskKey)}`);
-  }
-  return keys;
-}
 
 /** Calls of known cost among `events` (not LOST), to settle with their run's budget. */
 export function callsToSettle(
