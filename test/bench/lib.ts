@@ -14,6 +14,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Redis } from 'ioredis';
 import { loadSettings, type Settings } from '../../src/config.ts';
 import type { LedgerSnapshot } from '../../src/sandbox/index.ts';
@@ -221,12 +223,24 @@ export interface SandboxChild {
   child: ChildProcess;
   /** The sandbox's ledger, read over HTTP. */
   ledger(): Promise<LedgerSnapshot>;
+  /**
+   * A full garbage collection in the sandbox now (POST /_sandbox/gc); false when it runs
+   * without --expose-gc (`startSandboxChild`'s `exposeGc`).
+   */
+  gc(): Promise<boolean>;
   stop(): Promise<void>;
 }
 
-/** `harvest sandbox --port 0 <flags>` as its own process, so it has an event loop of its own. */
-export async function startSandboxChild(flags: string[] = []): Promise<SandboxChild> {
-  const child = spawnNode([HARVEST_BIN, 'sandbox', '--port', '0', ...flags]);
+/**
+ * `harvest sandbox --port 0 <flags>` as its own process, so it has an event loop of its own.
+ * `exposeGc` starts it with `--expose-gc`, so that `gc()` collects.
+ */
+export async function startSandboxChild(
+  flags: string[] = [],
+  options: { exposeGc?: boolean } = {},
+): Promise<SandboxChild> {
+  const node = options.exposeGc ? ['--expose-gc'] : [];
+  const child = spawnNode([...node, HARVEST_BIN, 'sandbox', '--port', '0', ...flags]);
   forwardStderr(child, 'sandbox');
   const m = await waitForOutput(child, 'stdout', /listening on (http:\/\/\S+)/);
   const url = m[1]!;
@@ -238,8 +252,28 @@ export async function startSandboxChild(flags: string[] = []): Promise<SandboxCh
       if (!res.ok) throw new Error(`GET /_sandbox/ledger answered ${res.status}`);
       return (await res.json()) as LedgerSnapshot;
     },
+    async gc() {
+      const res = await fetch(`${url}/_sandbox/gc`, { method: 'POST' });
+      if (!res.ok) throw new Error(`POST /_sandbox/gc answered ${res.status}`);
+      return ((await res.json()) as { collected: boolean }).collected;
+    },
     stop: () => stopChild(child),
   };
+}
+
+let ownGc: (() => void) | undefined;
+
+/**
+ * A full garbage collection in this process now. Benchmarks run under tsx, without
+ * --expose-gc: the flag is set at run time and `gc` taken from a fresh context, which V8 then
+ * gives it.
+ */
+export function collectGarbage(): void {
+  if (!ownGc) {
+    v8.setFlagsFromString('--expose-gc');
+    ownGc = runInNewContext('gc') as () => void;
+  }
+  ownGc();
 }
 
 /** Resident set size of a process in kB (VmRSS of /proc/<pid>/status); undefined once gone. */

@@ -2,7 +2,7 @@
  * Runtime control over HTTP, for tests driving a client in another process:
  * GET /_sandbox/ledger, POST /_sandbox/ledger/reset, POST /_sandbox/faults,
  * POST /_sandbox/latency, POST /_sandbox/rate-limit, POST /_sandbox/credits,
- * POST /_sandbox/media-faults.
+ * POST /_sandbox/media-faults, POST /_sandbox/gc.
  * No authentication: the sandbox is a local test server.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -80,6 +80,13 @@ export function controlRoutes(app: FastifyInstance, state: SandboxState): void {
     if (!body.success) return bad(reply, z.prettifyError(body.error));
     control.setMediaFaults(body.data);
     return ok;
+  });
+  // A full garbage collection now, where the process runs with --expose-gc (benchmarks start
+  // each measured phase with collected heaps, so no phase pays for another's garbage).
+  app.post('/_sandbox/gc', async () => {
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    return { success: true, collected: gc !== undefined };
   });
   app.post('/_sandbox/credits', async (request, reply) => {
     const body = CreditsBody.safeParse(request.body);

@@ -84,4 +84,12 @@ describe('ledger and control', () => {
     expect(new Set(first).size).toBeGreaterThan(2);
     expect(await statuses()).toEqual(first);
   });
+  it('POST /_sandbox/gc collects where the process exposes gc, and says whether it did', async () => {
+    const sandbox = app();
+    const res = await sandbox.inject({ method: 'POST', url: '/_sandbox/gc' });
+    expect(res.statusCode).toBe(200);
+    const exposed = typeof (globalThis as { gc?: unknown }).gc === 'function';
+    expect(res.json()).toEqual({ success: true, collected: exposed });
+    await sandbox.close();
+  });
 });
