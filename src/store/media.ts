@@ -192,7 +192,7 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
   );
   const byId = db.prepare<[number], MediaRow>(`SELECT ${COLUMNS} FROM media WHERE id = ?`);
   // Polled every 50 ms: on the partial index of exactly these rows, which the planner left for
-  // media_status_deadline (every pending row read, queued ones included, to find none).
+  // media_pending_deadline (every pending row read, queued ones included, to find none).
   const unqueued = db.prepare<[number], UnqueuedRow>(
     `SELECT id, deadline_at AS deadlineAt, updated_at AS updatedAt
      FROM media INDEXED BY media_unqueued

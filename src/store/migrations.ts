@@ -406,6 +406,16 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE tasks ADD COLUMN results_fetched_at INTEGER;
   `,
+  // 11: two media indexes that every saved file paid for and no query needs. `media_sha256`
+  // served no query (files are found by their path, and content is deduplicated on disk), yet
+  // each save inserted a random 64-hex key. `media_status_deadline` kept saved, failed and
+  // expired rows too; the one query that needs it reads pending rows (the soonest deadline),
+  // so a partial index holds those alone and a row leaves it when it ends.
+  `
+  DROP INDEX media_sha256;
+  DROP INDEX media_status_deadline;
+  CREATE INDEX media_pending_deadline ON media (deadline_at) WHERE status = 'pending';
+  `,
 ];
 
 /** The `user_version` a fully migrated database has. */

@@ -1,3 +1,4 @@
+import Sqlite from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { callEvent, resultsEvent, seedRun, useTempStores, webItem } from './helpers.ts';
 
@@ -144,6 +145,43 @@ describe('media table', () => {
       oldestPendingDeadlineAt: null,
     });
     expect(store.media.unqueued(10)).toEqual([]);
+  });
+
+  it('keeps no index a saved row pays for and no query reads; the soonest deadline comes from pending rows alone', () => {
+    const { store, runId } = setup();
+    store.applyEvents([resultsEvent(runId, 't0', [mediaItem(1)], { fetchedAt: FETCHED })]);
+    const [first, second] = store.media.unqueued(10);
+    expect(store.media.nextDeadline()).toBe(first!.deadlineAt);
+    store.media.markSaved(first!.id, {
+      sha256: 'b'.repeat(64),
+      path: 'media/bb/x.mp3',
+      bytes: 10,
+      contentType: 'audio/mpeg',
+    });
+    expect(store.media.nextDeadline()).toBe(second!.deadlineAt);
+    store.media.markEnded(second!.id, 'failed', 'X', 'refused');
+    expect(store.media.nextDeadline()).toBeNull();
+
+    const db = new Sqlite(store.path, { readonly: true });
+    try {
+      const indexes = db
+        .prepare<[], string>(
+          "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'media' AND sql IS NOT NULL",
+        )
+        .pluck()
+        .all();
+      expect(indexes).not.toContain('media_sha256');
+      expect(indexes).not.toContain('media_status_deadline');
+      const plan = db
+        .prepare<[], { detail: string }>(
+          "EXPLAIN QUERY PLAN SELECT MIN(deadline_at) FROM media WHERE status = 'pending'",
+        )
+        .all()
+        .map((r) => r.detail);
+      expect(plan.join(' | ')).toContain('media_pending_deadline');
+    } finally {
+      db.close();
+    }
   });
 
   it('marks a batch of rows queued in one go, pending rows only', () => {
