@@ -191,8 +191,9 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
        AND (media.status = 'pending' OR media.result_url IS NOT excluded.result_url)`,
   );
   const byId = db.prepare<[number], MediaRow>(`SELECT ${COLUMNS} FROM media WHERE id = ?`);
-  // Polled every 50 ms: on the partial index of exactly these rows, which the planner left for
-  // media_pending_deadline (every pending row read, queued ones included, to find none).
+  // Polled every 50 ms: on the partial index of exactly these rows, which the planner would
+  // leave for an index of every pending row (media_pending_deadline: queued ones included, all
+  // read to find none).
   const unqueued = db.prepare<[number], UnqueuedRow>(
     `SELECT id, deadline_at AS deadlineAt, updated_at AS updatedAt
      FROM media INDEXED BY media_unqueued
