@@ -412,8 +412,8 @@ export const MIGRATIONS: readonly string[] = [
   // expired rows too; the one query that needs it reads pending rows (the soonest deadline),
   // so a partial index holds those alone and a row leaves it when it ends.
   `
-  DROP INDEX media_sha256;
-  DROP INDEX media_status_deadline;
+  DROP INDEX IF EXISTS media_sha256;
+  DROP INDEX IF EXISTS media_status_deadline;
   CREATE INDEX media_pending_deadline ON media (deadline_at) WHERE status = 'pending';
   `,
 ];
