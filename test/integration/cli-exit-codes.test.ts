@@ -3,7 +3,7 @@
  * errors of the environment as one line without a stack trace; `--json` always JSON; no secret
  * in what is printed.
  */
-import { chmodSync, mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
@@ -119,6 +119,25 @@ describe('exit codes, command by command', () => {
       code: 2,
       stderr: 'harvest: fault probability 408 must be in 0..1',
     });
+  });
+
+  it('report costs --json with another format (by --format or by the --out extension): 2, nothing written', async () => {
+    // A database with costs in it, so that only the flags can refuse.
+    expect((await runCli(['run', cli.file('good.yaml', GOOD)], cli.settings)).code).toBe(0);
+    const page = cli.file('costs.html', 'kept');
+    for (const args of [
+      ['report', 'costs', '--json', '--out', page],
+      ['report', 'costs', '--json', '--format', 'csv'],
+    ]) {
+      const r = await runCli(args, cli.settings);
+      expect({ args, code: r.code }).toEqual({ args, code: 2 });
+      expect(JSON.parse(r.stdout).error.message).toContain('ask for two formats');
+    }
+    expect(readFileSync(page, 'utf8')).toBe('kept');
+    // A .json file, or --format json spelled out, is one format.
+    const json = path.join(path.dirname(page), 'costs.json');
+    expect((await runCli(['report', 'costs', '--json', '--out', json], cli.settings)).code).toBe(0);
+    expect(JSON.parse(readFileSync(json, 'utf8'))).toBeTypeOf('object');
   });
 
   it('status before any run: no runs yet (0); an unknown run or database: 2', async () => {

@@ -73,6 +73,17 @@ export function registerReport(program: Command, ctx: CommandContext): void {
       if (flags.json && flags.format !== undefined && flags.format !== 'json') {
         throw new UsageError(`--json and --format ${flags.format} ask for two formats`);
       }
+      // --out c.html asks for HTML as --format html does: --json would have put JSON in it.
+      if (
+        flags.json &&
+        flags.format === undefined &&
+        fromFile !== undefined &&
+        fromFile !== 'json'
+      ) {
+        throw new UsageError(
+          `--json and --out ${flags.out} (${fromFile}) ask for two formats: drop --json, or write to a .json file`,
+        );
+      }
       const { openStore } = await import('../../store/index.ts');
       const { runCostReport } = await import('../../report/costs/run-report.ts');
       const store = openStore(ctx.settings().dbPath, { readonly: true });
