@@ -68,10 +68,10 @@
  * Deleted files skew the harvest side, on ext4 without a journal (this project's machines): each
  * new file's inode is found by scanning its block group, and every inode deleted in the last
  * minute (the last six while its inode table block is unwritten) is passed over, one lookup
- * each. A run within minutes of deleting thousands of files (the cleanup of the last run deletes
- * about 12,000) read 0.62-0.75: perf put `recently_deleted` at 0.16 ms of CPU per harvest file
- * against 0.02 per bare one. After six idle minutes it is gone (0.00 on both sides). Leave six
- * minutes between runs, and do not delete many files meanwhile.
+ * each. In a run within minutes of deleting thousands of files (the cleanup of the last run
+ * deletes about 12,000), perf put `recently_deleted` at 0.16 ms of CPU per harvest file against
+ * 0.02 per bare one, some 7% of harvest's CPU per file; six idle minutes later it was 0.00 on
+ * both sides. Leave six minutes between runs, and do not delete many files meanwhile.
  *
  * Run: `npx tsx test/bench/media.bench.ts`
  * Knobs (env): RESULTS (500), AV_LIFE_S (3), BACKLOG (3000), ROUNDS (3), WARMUP (1), SEARCH_CONCURRENCY
