@@ -80,13 +80,12 @@ export function createMediaReports(db: Database): MediaReports {
     `SELECT kind, status, COUNT(*) AS n, SUM(reissues > 0) AS reissued, SUM(reissues) AS reissues
      FROM media WHERE @run IS NULL OR run_id = @run GROUP BY kind, status`,
   );
-  const failures = db.prepare<{ run: string | null }, MediaFailure>(
+  // One pass: with a single max() in the query, SQLite takes the bare error_message from the
+  // row where updated_at is largest, the latest message of each group.
+  const failures = db.prepare<{ run: string | null }, MediaFailure & { latest: number }>(
     `SELECT status, COALESCE(error_code, 'UNKNOWN') AS code, COUNT(*) AS count,
-            (SELECT m2.error_message FROM media m2
-             WHERE (@run IS NULL OR m2.run_id = @run) AND m2.status = m.status
-               AND COALESCE(m2.error_code, 'UNKNOWN') = COALESCE(m.error_code, 'UNKNOWN')
-             ORDER BY m2.updated_at DESC LIMIT 1) AS message
-     FROM media m WHERE (@run IS NULL OR run_id = @run) AND status IN ('failed', 'expired')
+            error_message AS message, MAX(updated_at) AS latest
+     FROM media WHERE (@run IS NULL OR run_id = @run) AND status IN ('failed', 'expired')
      GROUP BY status, COALESCE(error_code, 'UNKNOWN') ORDER BY count DESC`,
   );
   const reissueCalls = db.prepare<
@@ -120,7 +119,7 @@ export function createMediaReports(db: Database): MediaReports {
         reissueUnknownCalls: 0,
         files: 0,
         bytesStored: 0,
-        failures: failures.all({ run }),
+        failures: failures.all({ run }).map(({ latest: _, ...failure }) => failure),
       };
       for (const row of counts.all({ run })) {
         const perKind = out.byKind[row.kind] ?? zeroStatuses();

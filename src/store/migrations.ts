@@ -406,11 +406,12 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE tasks ADD COLUMN results_fetched_at INTEGER;
   `,
-  // 11: two media indexes that every saved file paid for and no query needs. `media_sha256`
-  // served no query (files are found by their path, and content is deduplicated on disk), yet
-  // each save inserted a random 64-hex key. `media_status_deadline` kept saved, failed and
-  // expired rows too; the one query that needs it reads pending rows (the soonest deadline),
-  // so a partial index holds those alone and a row leaves it when it ends.
+  // 11: two media indexes that every saved file paid for. `media_sha256` served no query
+  // (files are found by their path, and content is deduplicated on disk), yet each save
+  // inserted a random 64-hex key. `media_status_deadline` kept every row by status: the
+  // soonest deadline reads pending rows only, now from a partial index a row leaves when it
+  // ends; the status gauges read run_media's counts, and the failures of `harvest media` are
+  // grouped in one pass over the run's rows.
   `
   DROP INDEX IF EXISTS media_sha256;
   DROP INDEX IF EXISTS media_status_deadline;

@@ -184,6 +184,28 @@ describe('media table', () => {
     }
   });
 
+  it('lists failures by status and code, each with its count and its latest reason', () => {
+    const { store, runId } = setup();
+    store.applyEvents([
+      resultsEvent(runId, 't0', [mediaItem(1), mediaItem(2)], { fetchedAt: FETCHED }),
+    ]);
+    const ids = store.media.ofRun(runId).map((r) => r.id);
+    expect(ids).toHaveLength(4);
+    // Ended out of order: the latest reason is the one with the latest time, not the last row.
+    store.media.markEnded(ids[0]!, 'failed', 'MEDIA_HTTP_404', 'older', { at: T0 + 7000 });
+    store.media.markEnded(ids[1]!, 'failed', 'MEDIA_HTTP_404', 'latest', { at: T0 + 9000 });
+    store.media.markEnded(ids[2]!, 'failed', 'MEDIA_HTTP_404', 'middle', { at: T0 + 8000 });
+    store.media.markEnded(ids[3]!, 'expired', 'REISSUE_LIMIT', 'no more fresh URLs', {
+      at: T0 + 7500,
+    });
+    for (const run of [runId, undefined] as const) {
+      expect(store.mediaCounts(run).failures).toEqual([
+        { status: 'failed', code: 'MEDIA_HTTP_404', count: 3, message: 'latest' },
+        { status: 'expired', code: 'REISSUE_LIMIT', count: 1, message: 'no more fresh URLs' },
+      ]);
+    }
+  });
+
   it('marks a batch of rows queued in one go, pending rows only', () => {
     const { store, runId } = setup();
     store.applyEvents([

@@ -170,10 +170,16 @@ describe('notifications', () => {
 });
 
 describe('media by status', () => {
-  it('counts every status, zero when there is no media yet', () => {
+  it('counts every status of every run, zero when there is no media yet', () => {
     const { store } = clockedStore();
     expect(store.gauges.mediaByStatus()).toEqual({ pending: 0, saved: 0, failed: 0, expired: 0 });
     const db = new Sqlite(store.path);
+    // A run that saves media has its row here first (media.configure); its counts follow the
+    // media rows by triggers, and the gauges read them.
+    db.prepare(
+      `INSERT INTO run_media (run_id, kinds_json, dir, max_bytes, margin_max_ms)
+       VALUES ('r', '["screenshot"]', 'media', 1000, 0)`,
+    ).run();
     const insert = db.prepare(
       `INSERT INTO media (run_id, task_key, source, position, kind, status, source_url, issued_at,
          deadline_at, updated_at) VALUES ('r', 't', 'web', ?, 'screenshot', ?, 'u', 0, 0, 0)`,
@@ -181,7 +187,9 @@ describe('media by status', () => {
     for (const [i, status] of ['saved', 'saved', 'expired', 'pending'].entries()) {
       insert.run(i, status);
     }
-    db.close();
     expect(store.gauges.mediaByStatus()).toEqual({ pending: 1, saved: 2, failed: 0, expired: 1 });
+    db.prepare(`UPDATE media SET status = 'failed' WHERE status = 'pending'`).run();
+    db.close();
+    expect(store.gauges.mediaByStatus()).toEqual({ pending: 0, saved: 2, failed: 1, expired: 1 });
   });
 });
