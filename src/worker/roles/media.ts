@@ -51,8 +51,9 @@ const PARTIAL_MAX_IDLE_MS = 3_600_000;
 /** How often partial files of dead workers are looked for while the role runs, in ms. */
 const PARTIAL_SWEEP_MS = 60_000;
 /**
- * Longest a media row's move (saved, failed, retried) waits for others before it is committed,
- * in ms, when no commit is under way. Its file is durable before it waits: a crash meanwhile
+ * Longest a media row's move (saved, failed, retried, a fresh URL) waits for others before it
+ * is committed, in ms, when no commit is under way. Rows marked queued do not wait (the
+ * enqueuer's next look waits for the mark). Its file is durable before it waits: a crash meanwhile
  * costs a download again, never a file. Each commit writes every page it touched to the WAL and
  * fsyncs it, so its cost is mostly per commit, not per row: at 2 ms a commit carried 4-8 saved
  * rows, at 25 ms about 25, and the writer thread's CPU per file saved fell from 0.12-0.16 to
@@ -265,8 +266,10 @@ export async function startMediaRole(
     table: {
       unqueued: (limit) => store.media.unqueued(limit),
       // Through the writer, like every other move of a row: this thread never waits for a
-      // commit's fsync (tens of ms, all downloads of the process held meanwhile).
-      markQueued: (ids, at) => write([{ type: 'media-queued', mediaIds: [...ids], at }]),
+      // commit's fsync (tens of ms, all downloads of the process held meanwhile). Not through
+      // the sink: a batch of marks is a commit's worth already, and it is waited for.
+      markQueued: (ids, at) =>
+        recordMediaEvents(writer, [{ type: 'media-queued', mediaIds: [...ids], at }], log),
     },
     anchor: new PriorityAnchor(ctx.redis, ctx.keys.mediaPriorityAnchor, queue),
     log,
