@@ -64,7 +64,10 @@ export function registerReport(program: Command, ctx: CommandContext): void {
     )
     .option('--out <file>', 'write here (completely or not at all); default (and -) stdout')
     .option('--compare-estimate', "put each run's plan estimate beside its actual cost")
-    .option('--json', 'the same as --format json (errors print as JSON too)')
+    .option(
+      '--json',
+      'the report as JSON (as --format json), errors too; with --out, only to a file whose extension names no other format',
+    )
     .addHelpText('after', HELP)
     .action(async (given: CostFlags) => {
       const flags = dashIsStdout(given);
