@@ -10,8 +10,9 @@
  * the sandbox has compiled yet (the sandbox's media route among it), and only the harvest phase,
  * which comes first, paid for that. Each round is the same two phases back to back, each started
  * with a full garbage collection in this process and in the sandbox (`collectBoth`). The
- * figures are the medians of the measured rounds, except the share saved before expiry and the
- * re-issues, which count every round, warm-up included:
+ * figures are the medians of the measured rounds; the lowest share saved before expiry (the
+ * verdict), the media missed, the files the baseline could not fetch and the re-issues count
+ * every round, warm-up included:
  * 1. harvest: a media run (queries of its own each round, so no file is stored already) with a
  *    backlog run of BACKLOG searches queued right behind it, until no media of the run is pending;
  * 2. baseline: a bare undici stream-to-file of the same files, at the same concurrency. Their
@@ -42,9 +43,10 @@
  * harvest's window only; making them within the window did not move the ratio measurably
  * (medians 0.54 and 0.54 before, 0.47 and 0.59 after, interleaved), but compares like with like.
  *
- * Figures, medians of the rounds (each round's figures are printed too):
+ * Figures, medians of the measured rounds (each round's figures are printed too):
  * - share saved before expiry: media saved from the URL of the first answer, before that URL
- *   expired (target 100%), and the share whose row was committed before the expiry too;
+ *   expired (target 100% in every round, warm-up included: the verdict takes the lowest), and
+ *   the share whose row was committed before the expiry too;
  * - re-issues (searches called again for fresh URLs) and their credits (totals of all rounds);
  * - throughput ratio: harvest's media download throughput / the baseline's (target >= 0.8).
  *   Both in bytes per second between the first and the last file completed (harvest: saved, its
@@ -441,7 +443,7 @@ async function main(): Promise<void> {
     `media: ~${RESULTS} results x (screenshot, audio, video), audio/video URLs live ${AV_LIFE_S} s ` +
       `(time scale ${timeScale.toExponential(2)}), files ~${PAD_BYTES} B, backlog ${BACKLOG} searches, ` +
       `search concurrency ${SEARCH_CONCURRENCY}, media concurrency ${MEDIA_CONCURRENCY}, ` +
-      `${ROUNDS} rounds, backlog ${BASELINE_BACKLOG} during the baseline`,
+      `${WARMUP} warm-up + ${ROUNDS} rounds, backlog ${BASELINE_BACKLOG} during the baseline`,
   );
   const flags = ['--time-scale', String(timeScale), '--media-pad', String(PAD_BYTES)];
   if (LATENCY !== 'none') flags.push('--latency', LATENCY);
@@ -516,7 +518,11 @@ async function main(): Promise<void> {
   printBlock(`media (medians of ${ROUNDS} rounds after ${WARMUP} warm-up)`, [
     ['', 'harvest', 'bare undici'],
     ['media items', String(items), String(med((r) => r.b.files))],
-    ['not fetched (refused, expired, other size)', '-', String(sum((r) => r.b.unfetched))],
+    [
+      'not fetched (refused, expired, other size; all rounds)',
+      '-',
+      String(sum((r) => r.b.unfetched)),
+    ],
     ['saved before expiry (from the first URL)', pct(share), '-'],
     ['  ... lowest round', pct(minShare), '-'],
     [
