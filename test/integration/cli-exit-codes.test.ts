@@ -122,21 +122,25 @@ describe('exit codes, command by command', () => {
   });
 
   it('report costs --json with another format (by --format or by the --out extension): 2, nothing written', async () => {
-    // A database with costs in it, so that only the flags can refuse.
-    expect((await runCli(['run', cli.file('good.yaml', GOOD)], cli.settings)).code).toBe(0);
+    // A database of its own with costs in it (the other tests expect none), so that only the
+    // flags can refuse.
+    const own = { HARVEST_DB: path.join(cli.dir, 'report-formats.db') };
+    expect((await runCli(['run', cli.file('good.yaml', GOOD)], cli.settings, own)).code).toBe(0);
     const page = cli.file('costs.html', 'kept');
     for (const args of [
       ['report', 'costs', '--json', '--out', page],
       ['report', 'costs', '--json', '--format', 'csv'],
     ]) {
-      const r = await runCli(args, cli.settings);
+      const r = await runCli(args, cli.settings, own);
       expect({ args, code: r.code }).toEqual({ args, code: 2 });
       expect(JSON.parse(r.stdout).error.message).toContain('ask for two formats');
     }
     expect(readFileSync(page, 'utf8')).toBe('kept');
     // A .json file, or --format json spelled out, is one format.
     const json = path.join(path.dirname(page), 'costs.json');
-    expect((await runCli(['report', 'costs', '--json', '--out', json], cli.settings)).code).toBe(0);
+    expect(
+      (await runCli(['report', 'costs', '--json', '--out', json], cli.settings, own)).code,
+    ).toBe(0);
     expect(JSON.parse(readFileSync(json, 'utf8'))).toBeTypeOf('object');
   });
 
