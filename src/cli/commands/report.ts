@@ -72,19 +72,13 @@ export function registerReport(program: Command, ctx: CommandContext): void {
     .action(async (given: CostFlags) => {
       const flags = dashIsStdout(given);
       const fromFile = flags.out ? formatByExtension(flags.out, BY_EXTENSION) : undefined;
-      const format = flags.json ? 'json' : (flags.format ?? fromFile ?? 'table');
-      if (flags.json && flags.format !== undefined && flags.format !== 'json') {
-        throw new UsageError(`--json and --format ${flags.format} ask for two formats`);
-      }
-      // --out c.html asks for HTML as --format html does: --json would have put JSON in it.
-      if (
-        flags.json &&
-        flags.format === undefined &&
-        fromFile !== undefined &&
-        fromFile !== 'json'
-      ) {
+      // --json asks for JSON; --format, or else --out's extension (c.html), may ask for another.
+      const asked = flags.format ?? fromFile;
+      const format = flags.json ? 'json' : (asked ?? 'table');
+      if (flags.json && asked !== undefined && asked !== 'json') {
+        const by = flags.format ? `--format ${asked}` : `--out ${flags.out} (${asked})`;
         throw new UsageError(
-          `--json and --out ${flags.out} (${fromFile}) ask for two formats: drop --json, or write to a .json file`,
+          `--json and ${by} ask for two formats: drop --json, or ask for JSON alone`,
         );
       }
       const { openStore } = await import('../../store/index.ts');

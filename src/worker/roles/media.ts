@@ -52,12 +52,12 @@ const PARTIAL_MAX_IDLE_MS = 3_600_000;
 const PARTIAL_SWEEP_MS = 60_000;
 /**
  * Longest a media row's move (saved, failed, retried, a fresh URL) waits for others before it
- * is committed, in ms, when no commit is under way. Rows marked queued do not wait (the
- * enqueuer's next look waits for the mark). Its file is durable before it waits: a crash meanwhile
- * costs a download again, never a file. Each commit writes every page it touched to the WAL and
- * fsyncs it, so its cost is mostly per commit, not per row: at 2 ms a commit carried 4-8 saved
- * rows, at 25 ms about 25, and the writer thread's CPU per file saved fell from 0.12-0.16 to
- * 0.08-0.09 ms (media benchmark, perf).
+ * is committed, in ms, when no commit is under way; marks of rows queued do not wait (the
+ * enqueuer's next look waits for them). A saved row's file is durable before it waits: a crash
+ * meanwhile costs a download again, never a file. Each commit writes every page it touched to
+ * the WAL and fsyncs it, so its cost is mostly per commit, not per row: at 2 ms a commit
+ * carried 4-8 saved rows, at 25 ms about 25, and the writer thread's CPU per file saved fell
+ * from 0.12-0.16 to 0.08-0.09 ms (media benchmark, perf).
  */
 export const MEDIA_COMMIT_DELAY_MS = 25;
 /** How often media urgency is checked, in ms. */
