@@ -289,6 +289,34 @@ describe('media downloads', () => {
     expect(openFiles()).toEqual([]);
   });
 
+  it('a body cut off or stalled midway is a transient failure that leaves no partial file', async () => {
+    const big = Buffer.alloc(HELD_BYTES_MAX * 2, 7);
+    const host = await startMediaHost('127.0.0.1', (req, res) => {
+      res.writeHead(200, {
+        'content-type': 'image/png',
+        'content-length': PNG.length + big.length,
+      });
+      res.write(PNG);
+      // '/cut-small': the body ends before anything is written to a file; '/cut-big': once a
+      // partial file is being written; '/stall': never sends the rest.
+      if (req.url === '/cut-small') setTimeout(() => res.socket?.destroy(), 50);
+      else if (req.url === '/cut-big')
+        res.write(big.subarray(0, HELD_BYTES_MAX + 4096), () =>
+          setTimeout(() => res.socket?.destroy(), 50),
+        );
+    });
+    defer(() => host.close());
+    const { downloader, input, partials, openFiles } = setup(['127.0.0.1'], 300);
+    for (const url of ['/cut-small', '/cut-big', '/stall']) {
+      const failed = await refusal(
+        downloader.download(input(`${host.url}${url}`, { maxBytes: 10e6 })),
+      );
+      expect(failed, url).toMatchObject({ next: 'retry' });
+    }
+    expect(partials()).toBe(0);
+    expect(openFiles()).toEqual([]);
+  });
+
   it('an expired URL is refused by the host with ExpiredToken; a tampered one with SignatureDoesNotMatch', async () => {
     const { doc } = await signedUrls(0.0005); // audio lives 2 s
     const { downloader, input } = setup();
