@@ -16,24 +16,29 @@
  * 1. harvest: a media run (queries of its own each round, so no file is stored already) with a
  *    backlog run of BACKLOG searches queued right behind it, until no media of the run is pending;
  * 2. baseline: a bare undici stream-to-file of the same files, at the same concurrency. Their
- *    first URLs have expired by then, so the baseline makes the media run's searches again (the
- *    same requests, at the run's search concurrency) and downloads each answer's files as it
- *    arrives, soonest expiry first: like harvest's, its window holds the searches that sign its
- *    URLs, and the sandbox serves them within it. As the harvest phase's backlog run is started
- *    while its media run searches, the baseline
- *    starts a backlog run of its own (cancelled afterwards) as its downloads start: planning,
- *    storing and queueing BACKLOG searches keeps the process busy for a second or more, and
- *    each side bears it once.
- * Then the round's backlog is cancelled, so the next round's media run is not queued behind it.
+ *    first URLs have expired by then, so the baseline gets fresh ones as harvest got the first:
+ *    a run of the same searches (the same requests, so the same files) without a `media`
+ *    section, queued first with a backlog run of its own right behind it, made by the same pool,
+ *    its answers stored the same way (BASELINE_SEARCHES=harvest, the default). Each stored
+ *    result is read back as harvest's media enqueuer reads new rows, every 50 ms, and its files
+ *    downloaded as they arrive, soonest expiry first. Both sides thus bear the same search work,
+ *    and the ratio compares what harvest does to save a file (its media rows, queue, deadlines,
+ *    checks, hash, temp file, fsyncs and rename, the row saved) with a bare download.
+ *    BASELINE_SEARCHES=bare makes the searches by hand instead, SEARCH_CONCURRENCY `fetch` calls
+ *    at a time outside the queue, answers neither checked nor stored: harvest's search path
+ *    (queue, answer checks, results stored) then weighs on its side only.
+ * The backlog run of each phase is cancelled at its end, so the next phase's searches are not
+ * queued behind it.
  *
  * Both phases run with the same backlog in the search queue and the same pool, and the search
  * load on the process follows the same rule: during the harvest phase the pool's search gate
  * (src/worker/search-gate.ts) stops new searches while media due within
- * HARVEST_MEDIA_URGENT_MS waits (the audio and video; not the screenshots, which live 72 s), so
- * during the baseline the search queue is paused until no urgent file waits to start, then
- * resumed (BASELINE_BACKLOG=gated, the default). `paused` keeps it paused for the whole baseline,
- * `running` never pauses it. Backlog searches finished per second in each phase are printed, to
- * compare the load each side ran under.
+ * HARVEST_MEDIA_URGENT_MS is not yet saved (the audio and video; not the screenshots, which live
+ * 72 s) and some media waits to start; during the baseline the search queue is paused and
+ * resumed by the same rule, checked as often (BASELINE_BACKLOG=gated, the default). `paused`
+ * keeps it paused for the whole baseline (with BASELINE_SEARCHES=bare only), `running` never
+ * pauses it. Backlog searches finished per second in each phase are printed, to compare the load
+ * each side ran under.
  *
  * An earlier version ran one harvest phase, then one baseline: their search loads differed, and
  * the baseline's fresh URLs (fetched one search at a time) had partly expired before they were
@@ -76,10 +81,11 @@
  * both sides. Leave six minutes between runs, and do not delete many files meanwhile.
  *
  * Run: `npx tsx test/bench/media.bench.ts`
- * Knobs (env): RESULTS (500), AV_LIFE_S (3), BACKLOG (3000), ROUNDS (3), WARMUP (1), SEARCH_CONCURRENCY
- * (32), MEDIA_CONCURRENCY (32), BASELINE_BACKLOG (gated | paused | running), PAD_BYTES (bytes
- * added to each file, default 100000: files of about 100 kB), LATENCY (sandbox latency of
- * searches, MS or MIN-MAX, default 20-60; `none`), HARVEST_MEDIA_URGENT_MS (passed to harvest).
+ * Knobs (env): RESULTS (500), AV_LIFE_S (3), BACKLOG (3000), ROUNDS (3), WARMUP (1),
+ * SEARCH_CONCURRENCY (32), MEDIA_CONCURRENCY (32), BASELINE_SEARCHES (harvest | bare),
+ * BASELINE_BACKLOG (gated | paused | running), PAD_BYTES (bytes added to each file, default
+ * 100000: files of about 100 kB), LATENCY (sandbox latency of searches, MS or MIN-MAX, default
+ * 20-60; `none`), HARVEST_MEDIA_URGENT_MS (passed to harvest).
  * PHASE_MARKS=1 prints each phase's bounds on the monotonic clock, to cut a `perf record -k
  * CLOCK_MONOTONIC -a` profile to one side (see `mark`).
  * Small proof: `RESULTS=30 BACKLOG=200 PAD_BYTES=1000 npx tsx test/bench/media.bench.ts`.
@@ -89,6 +95,8 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pipeline as pipe } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import Database from 'better-sqlite3';
 import { Agent, request } from 'undici';
 import { loadSettings } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
@@ -99,6 +107,7 @@ import { stopRun } from '../../src/run/stop.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import type { MediaRow } from '../../src/store/index.ts';
 import { startLocalPool } from '../../src/worker/local.ts';
+import { URGENCY_CHECK_MS } from '../../src/worker/roles/media.ts';
 import {
   benchDir,
   benchEnv,
@@ -127,6 +136,8 @@ const SEARCH_CONCURRENCY = Number(process.env.SEARCH_CONCURRENCY ?? 32);
 const MEDIA_CONCURRENCY = Number(process.env.MEDIA_CONCURRENCY ?? 32);
 const BASELINE_BACKLOG =
   (['paused', 'running'] as const).find((m) => m === process.env.BASELINE_BACKLOG) ?? 'gated';
+const BASELINE_SEARCHES =
+  (['bare'] as const).find((m) => m === process.env.BASELINE_SEARCHES) ?? 'harvest';
 const PAD_BYTES = Number(process.env.PAD_BYTES ?? 100_000);
 const LATENCY = process.env.LATENCY ?? '20-60';
 const RESULTS_PER_SEARCH = 10;
@@ -153,9 +164,18 @@ async function collectBoth(sandbox: SandboxChild): Promise<void> {
   await sandbox.gc();
 }
 
-function mediaPipeline(round: number, searches: number): string {
-  const n = Array.from({ length: searches }, (_, i) => i).join(', ');
-  return `name: bench-media-${round}\nrun:\n  concurrency: ${SEARCH_CONCURRENCY}\nsearches:\n  - matrix:\n      n: [${n}]\n    query: "bench media r${round} {n}"\n    limit: ${RESULTS_PER_SEARCH}\n    scrapeOptions:\n      formats: [screenshot, audio, video]\nmedia:\n  screenshot: true\n  audio: true\n  video: true\n`;
+/** Searches planned per round: results are not all scraped (some queries answer fewer). */
+const SEARCHES = Math.ceil(RESULTS / RESULTS_PER_SEARCH / 0.75);
+
+/**
+ * The round's media searches; `saveMedia: false` asks for the same formats (the same requests,
+ * so the same files under fresh URLs) without a `media` section: nothing is downloaded.
+ */
+function mediaPipeline(round: number, saveMedia = true): string {
+  const n = Array.from({ length: SEARCHES }, (_, i) => i).join(', ');
+  const name = saveMedia ? `bench-media-${round}` : `bench-fresh-${round}`;
+  const media = saveMedia ? 'media:\n  screenshot: true\n  audio: true\n  video: true\n' : '';
+  return `name: ${name}\nrun:\n  concurrency: ${SEARCH_CONCURRENCY}\nsearches:\n  - matrix:\n      n: [${n}]\n    query: "bench media r${round} {n}"\n    limit: ${RESULTS_PER_SEARCH}\n    scrapeOptions:\n      formats: [screenshot, audio, video]\n${media}`;
 }
 
 function backlogPipeline(name: string): string {
@@ -209,10 +229,8 @@ interface BaselinePhase {
 
 async function harvestPhase(runtime: Runtime, dir: string, round: number): Promise<HarvestPhase> {
   const logger = createLogger({ level: 'silent' });
-  // Results are not all scraped (some queries answer fewer, some scrapes fail): plan enough.
-  const searches = Math.ceil(RESULTS / RESULTS_PER_SEARCH / 0.75);
   const mediaFile = path.join(dir, `media-${round}.yaml`);
-  writeFileSync(mediaFile, mediaPipeline(round, searches));
+  writeFileSync(mediaFile, mediaPipeline(round));
   const backlogFile = path.join(dir, `backlog-${round}.yaml`);
   writeFileSync(backlogFile, backlogPipeline(`bench-backlog-${round}`));
   const cpu0 = cpuNow();
@@ -273,81 +291,170 @@ interface BareFile {
   expiresAt: number;
 }
 
+/** Hands the baseline the files of each answer as it arrives; resolves once every search is answered. */
+type Feed = (push: (files: BareFile[]) => void) => Promise<{ unmatched: number }>;
+
+/** A file of an answer, for the harvest row it is a fresh URL of. */
+function bareFile(row: MediaRow, url: string, answeredAt: number, urgentLifeMs: number): BareFile {
+  // Its lifetime as in the first answer, counted from this one.
+  const lifeMs = (row.expiresAt ?? row.issuedAt) - row.issuedAt;
+  return {
+    url,
+    bytes: row.bytes ?? 0,
+    urgent: lifeMs < urgentLifeMs,
+    expiresAt: answeredAt + lifeMs,
+  };
+}
+
 /**
- * The baseline, within one window: the media run's searches made again (the same requests,
- * SEARCH_CONCURRENCY at a time, as the run's own concurrency), each answer matched to the rows
- * harvest saved (by result URL), and its files downloaded with a bare undici stream-to-file,
- * MEDIA_CONCURRENCY at a time, as the answers arrive, soonest expiry first (as harvest's download
- * slots serve them).
- * `urgent.started` is called once no urgent file waits any more and no search is left.
+ * Fresh URLs from a harvest run of the round's searches without a `media` section
+ * (BASELINE_SEARCHES=harvest, the default): the same requests, queued in front of the backlog
+ * as the media run's were, made by the same pool, their answers stored the same way. Each
+ * stored result is read back as harvest's media enqueuer reads new rows (every 50 ms) and
+ * matched to the rows harvest saved by result URL and kind.
  */
-async function bareDownload(
+function harvestFeed(
+  runtime: Runtime,
+  runId: string,
+  rows: MediaRow[],
+  urgentLifeMs: number,
+): Feed {
+  return async (push) => {
+    const wanted = new Map(rows.map((r) => [`${r.resultUrl}\n${r.kind}`, r]));
+    const db = new Database(runtime.store.path, { readonly: true });
+    try {
+      const fresh = db.prepare<[string, number], FreshResult>(
+        `SELECT rowid AS rid, url, screenshot_url AS screenshot, audio_url AS audio,
+           video_url AS video, fetched_at AS fetchedAt
+         FROM results WHERE run_id = ? AND rowid > ? ORDER BY rowid`,
+      );
+      let after = 0;
+      for (;;) {
+        const c = runtime.store.tasks.counts(runId);
+        const answered = c.done + c.failed === c.total;
+        const found: BareFile[] = [];
+        for (const r of fresh.all(runId, after)) {
+          after = r.rid;
+          for (const kind of ['screenshot', 'audio', 'video'] as const) {
+            const url = r[kind];
+            const row = url ? wanted.get(`${r.url}\n${kind}`) : undefined;
+            if (!url || !row) continue;
+            wanted.delete(`${r.url}\n${kind}`);
+            found.push(bareFile(row, url, r.fetchedAt, urgentLifeMs));
+          }
+        }
+        if (found.length > 0) push(found);
+        if (answered) return { unmatched: wanted.size };
+        await sleep(50);
+      }
+    } finally {
+      db.close();
+    }
+  };
+}
+
+interface FreshResult {
+  rid: number;
+  url: string | null;
+  screenshot: string | null;
+  audio: string | null;
+  video: string | null;
+  fetchedAt: number;
+}
+
+/**
+ * Fresh URLs from the round's searches made again by hand (BASELINE_SEARCHES=bare):
+ * SEARCH_CONCURRENCY `fetch` calls at a time, outside the search queue (so never held by the
+ * gate), answers neither checked nor stored.
+ */
+function bareFeed(
   runtime: Runtime,
   sandbox: SandboxChild,
   rows: MediaRow[],
-  dir: string,
-  urgent: { lifeMs: number; started: () => Promise<void> },
-) {
+  urgentLifeMs: number,
+): Feed {
+  return async (push) => {
+    const byTask = new Map<string, MediaRow[]>();
+    for (const r of rows) byTask.set(r.taskKey, [...(byTask.get(r.taskKey) ?? []), r]);
+    const tasks = [...byTask.values()];
+    let unmatched = 0;
+    let nextTask = 0;
+    const lane = async () => {
+      for (let i = nextTask++; i < tasks.length; i = nextTask++) {
+        const taskRows = tasks[i]!;
+        const task = runtime.store.tasks.get(taskRows[0]!.runId, taskRows[0]!.taskKey)!;
+        const res = await fetch(`${sandbox.url}/v2/search`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${SANDBOX_KEY}`, 'content-type': 'application/json' },
+          body: JSON.stringify(task.request),
+        });
+        const answeredAt = Date.now();
+        const body = (await res.json()) as { data: AnswerData };
+        const found: BareFile[] = [];
+        for (const r of taskRows) {
+          const m = matchFresh(body.data, r);
+          if (m.found) found.push(bareFile(r, m.url, answeredAt, urgentLifeMs));
+          else unmatched += 1;
+        }
+        push(found);
+      }
+    };
+    await Promise.all(Array.from({ length: SEARCH_CONCURRENCY }, lane));
+    return { unmatched };
+  };
+}
+
+/**
+ * The baseline, within one window: the files of `feed`'s answers downloaded with a bare undici
+ * stream-to-file, MEDIA_CONCURRENCY at a time, as the answers arrive, soonest expiry first (as
+ * harvest's download slots serve them). `gate` is told every URGENCY_CHECK_MS whether searches
+ * should wait, by the rule the media role holds the pool's search gate with (urgent media not
+ * yet saved, while some file waits to start).
+ */
+async function bareDownload(feed: Feed, dir: string, gate: (urgent: boolean) => Promise<void>) {
   await mkdir(dir, { recursive: true });
-  const byTask = new Map<string, MediaRow[]>();
-  for (const r of rows) byTask.set(r.taskKey, [...(byTask.get(r.taskKey) ?? []), r]);
-  const tasks = [...byTask.values()];
   const agent = new Agent({ connections: MEDIA_CONCURRENCY });
   const queued: BareFile[] = [];
   let wake: Array<() => void> = [];
-  let searchesLeft = tasks.length;
+  let feeding = true;
   let unfetched = 0;
   let written = 0;
-  let resumed = false;
   const done: Array<{ at: number; bytes: number }> = [];
   const notify = () => {
     const waiting = wake;
     wake = [];
     for (const w of waiting) w();
   };
-  const maybeResume = async () => {
-    if (resumed || searchesLeft > 0 || queued.some((f) => f.urgent)) return;
-    resumed = true;
-    await urgent.started();
-  };
+  /** Urgent files being downloaded. */
+  let urgentInFlight = 0;
+  let gating: Promise<void> | undefined;
+  // The media role's rule: an urgent file not yet saved (waiting or downloading), and some file
+  // waiting to start.
+  const urgent = () => (urgentInFlight > 0 || queued.some((f) => f.urgent)) && queued.length > 0;
+  const gateTimer = setInterval(() => {
+    gating ??= gate(urgent()).finally(() => {
+      gating = undefined;
+    });
+  }, URGENCY_CHECK_MS);
   const t0 = performance.now();
-  let nextTask = 0;
-  const searchLane = async () => {
-    for (let i = nextTask++; i < tasks.length; i = nextTask++) {
-      const taskRows = tasks[i]!;
-      const task = runtime.store.tasks.get(taskRows[0]!.runId, taskRows[0]!.taskKey)!;
-      const res = await fetch(`${sandbox.url}/v2/search`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${SANDBOX_KEY}`, 'content-type': 'application/json' },
-        body: JSON.stringify(task.request),
-      });
-      const answeredAt = Date.now();
-      const body = (await res.json()) as { data: AnswerData };
-      for (const r of taskRows) {
-        const m = matchFresh(body.data, r);
-        // Its lifetime as in the first answer, counted from this one.
-        const lifeMs = (r.expiresAt ?? r.issuedAt) - r.issuedAt;
-        if (!m.found) unfetched += 1;
-        else {
-          const file = { url: m.url, bytes: r.bytes ?? 0, urgent: lifeMs < urgent.lifeMs };
-          queued.push({ ...file, expiresAt: answeredAt + lifeMs });
-        }
-      }
-      queued.sort((a, b) => a.expiresAt - b.expiresAt);
-      searchesLeft -= 1;
-      notify();
-    }
-  };
+  const fed = feed((files) => {
+    queued.push(...files);
+    queued.sort((a, b) => a.expiresAt - b.expiresAt);
+    notify();
+  }).finally(() => {
+    feeding = false;
+    notify();
+  });
   const next = async (): Promise<BareFile | undefined> => {
     for (;;) {
       const file = queued.shift();
-      if (file || searchesLeft === 0) return file;
+      if (file || !feeding) return file;
       await new Promise<void>((resolve) => wake.push(resolve));
     }
   };
   const downloadLane = async () => {
     for (let file = await next(); file; file = await next()) {
-      await maybeResume();
+      if (file.urgent) urgentInFlight += 1;
       const { statusCode, body } = await request(file.url, { dispatcher: agent });
       const out = createWriteStream(path.join(dir, `${written++}.bin`));
       let bytes = 0;
@@ -355,56 +462,70 @@ async function bareDownload(
         bytes += chunk.length;
       });
       await pipe(body, out);
+      if (file.urgent) urgentInFlight -= 1;
       if (statusCode !== 200 || bytes !== file.bytes) unfetched += 1;
       else done.push({ at: performance.now(), bytes });
     }
   };
-  await Promise.all([
-    ...Array.from({ length: SEARCH_CONCURRENCY }, searchLane),
-    ...Array.from({ length: MEDIA_CONCURRENCY }, downloadLane),
-  ]);
-  await maybeResume();
+  try {
+    await Promise.all([fed, ...Array.from({ length: MEDIA_CONCURRENCY }, downloadLane)]);
+  } finally {
+    clearInterval(gateTimer);
+    await gating;
+  }
+  const { unmatched } = await fed;
   const windowMs = performance.now() - t0;
   await agent.close();
-  return { files: rows.length, unfetched, windowMs, ...steadyRate(done) };
+  return { unfetched: unfetched + unmatched, windowMs, ...steadyRate(done) };
 }
 
 async function baselinePhase(
   runtime: Runtime,
   sandbox: SandboxChild,
   h: HarvestPhase,
+  round: number,
   dir: string,
   urgentMs: number,
 ): Promise<BaselinePhase> {
   const queue = runtime.searchQueue;
-  let paused = BASELINE_BACKLOG !== 'running';
-  if (paused) await queue.pause();
-  const resume = async () => {
-    if (paused) await queue.resume();
-    paused = false;
+  let paused = false;
+  const pause = async (on: boolean) => {
+    if (on === paused) return;
+    paused = on;
+    await (on ? queue.pause() : queue.resume());
   };
+  if (BASELINE_BACKLOG === 'paused') await pause(true);
   try {
     const saved = h.rows.filter((r) => r.status === 'saved');
     // As the pool's search gate does for harvest: searches wait while urgent files do.
-    const started = BASELINE_BACKLOG === 'gated' ? resume : async () => {};
+    const gate = BASELINE_BACKLOG === 'gated' ? pause : async () => {};
     // Started as the harvest phase starts its backlog: planning, storing and queueing
     // BACKLOG searches takes the process seconds, so each side bears it once.
     const name = `bench-backlog-${path.basename(dir)}`;
     const backlogFile = path.join(path.dirname(dir), `${name}.yaml`);
     writeFileSync(backlogFile, backlogPipeline(name));
     const logger = createLogger({ level: 'silent' });
-    const doneBefore = runtime.store.tasks.counts(h.backlogRunId).done;
+    const freshFile = path.join(path.dirname(dir), `fresh-${round}.yaml`);
+    writeFileSync(freshFile, mediaPipeline(round, false));
     const cpu0 = cpuNow();
     mark('baseline-start');
+    let feed: Feed;
+    if (BASELINE_SEARCHES === 'harvest') {
+      const { runId } = await startRun(runtime, freshFile, { logger });
+      feed = harvestFeed(runtime, runId, saved, urgentMs);
+    } else feed = bareFeed(runtime, sandbox, saved, urgentMs);
+    // Right behind the feed's searches, as the harvest phase queues its backlog.
     const backlog = startRun(runtime, backlogFile, { logger });
-    const bare = await bareDownload(runtime, sandbox, saved, dir, { lifeMs: urgentMs, started });
+    const bare = await bareDownload(feed, dir, gate);
     mark('baseline-end');
-    const cpu = cpuPerFile(cpu0, bare.files - bare.unfetched);
-    const doneAfter = runtime.store.tasks.counts(h.backlogRunId).done;
-    await stopRun(runtime, (await backlog).runId, 'cancelled');
-    return { ...bare, cpu, searchesPerS: (doneAfter - doneBefore) / (bare.windowMs / 1000) };
+    const files = saved.length;
+    const cpu = cpuPerFile(cpu0, files - bare.unfetched);
+    const backlogRunId = (await backlog).runId;
+    const searchesDone = runtime.store.tasks.counts(backlogRunId).done;
+    await stopRun(runtime, backlogRunId, 'cancelled');
+    return { ...bare, files, cpu, searchesPerS: searchesDone / (bare.windowMs / 1000) };
   } finally {
-    await resume();
+    await pause(false);
   }
 }
 
@@ -438,12 +559,17 @@ function cpuPerFile(from: Cpu, files: number): Cpu {
 }
 
 async function main(): Promise<void> {
+  if (BASELINE_BACKLOG === 'paused' && BASELINE_SEARCHES === 'harvest') {
+    throw new Error(
+      "BASELINE_BACKLOG=paused holds the search queue, and the baseline's own searches with it: use it with BASELINE_SEARCHES=bare",
+    );
+  }
   const timeScale = AV_LIFE_S / 3600;
   console.log(
     `media: ~${RESULTS} results x (screenshot, audio, video), audio/video URLs live ${AV_LIFE_S} s ` +
       `(time scale ${timeScale.toExponential(2)}), files ~${PAD_BYTES} B, backlog ${BACKLOG} searches, ` +
       `search concurrency ${SEARCH_CONCURRENCY}, media concurrency ${MEDIA_CONCURRENCY}, ` +
-      `${WARMUP} warm-up + ${ROUNDS} rounds, backlog ${BASELINE_BACKLOG} during the baseline`,
+      `${WARMUP} warm-up + ${ROUNDS} rounds, baseline searches ${BASELINE_SEARCHES}, backlog ${BASELINE_BACKLOG} during the baseline`,
   );
   const flags = ['--time-scale', String(timeScale), '--media-pad', String(PAD_BYTES)];
   if (LATENCY !== 'none') flags.push('--latency', LATENCY);
@@ -474,17 +600,20 @@ async function main(): Promise<void> {
   for (let round = 1; round <= WARMUP + ROUNDS; round++) {
     await collectBoth(sandbox);
     const h = await harvestPhase(runtime, dir, round);
+    // The baseline queues its searches and a backlog of its own, as the harvest phase did: the
+    // rest of this backlog would stand in front of them.
+    const backlogDone = runtime.store.tasks.counts(h.backlogRunId).done;
+    if (backlogDone >= BACKLOG) backlogEnded = true;
+    else await stopRun(runtime, h.backlogRunId, 'cancelled');
     await collectBoth(sandbox);
     const b = await baselinePhase(
       runtime,
       sandbox,
       h,
+      round,
       path.join(dir, `bare-${round}`),
       settings.media.urgentMs,
     );
-    const backlogDone = runtime.store.tasks.counts(h.backlogRunId).done;
-    if (backlogDone >= BACKLOG) backlogEnded = true;
-    else await stopRun(runtime, h.backlogRunId, 'cancelled');
     const ratio = b.bytesPerS > 0 ? h.bytesPerS / b.bytesPerS : 0;
     all.push({ h, b, ratio });
     const saved = h.rows.filter((r) => r.status === 'saved').length;

@@ -61,7 +61,7 @@ const PARTIAL_SWEEP_MS = 60_000;
  */
 export const MEDIA_COMMIT_DELAY_MS = 25;
 /** How often media urgency is checked, in ms. */
-const URGENCY_CHECK_MS = 100;
+export const URGENCY_CHECK_MS = 100;
 /**
  * Media jobs in hand per download slot. A row holds a slot only while it transfers
  * (src/media/slots.ts); the others make their files durable, commit their rows, or wait at
