@@ -5,7 +5,7 @@
  * 3,000) keeps the search queue saturated. One pool runs the search, store and media roles, as
  * `harvest run --local` does.
  *
- * The measure is repeated ROUNDS times (default 3) in one process, after WARMUP rounds (default
+ * The measure is repeated ROUNDS times (default 5) in one process, after WARMUP rounds (default
  * 1) that are not measured for throughput: the first round runs code neither this process nor
  * the sandbox has compiled yet (the sandbox's media route among it), and only the harvest phase,
  * which comes first, paid for that. Each round is the same two phases back to back, each started
@@ -47,6 +47,11 @@
  * the baseline's URLs before its window, so the sandbox's work for the searches fell in
  * harvest's window only; making them within the window did not move the ratio measurably
  * (medians 0.54 and 0.54 before, 0.47 and 0.59 after, interleaved), but compares like with like.
+ * Until BASELINE_SEARCHES=harvest, the baseline made its searches by hand (now `bare`), and
+ * harvest's search path (queue, answer checks, results stored) weighed on its side only. In runs
+ * seven minutes apart, alternating (five rounds each), the medians read 0.83 and 0.84 with the
+ * searches through the pool on both sides, 0.75 and 0.80 by hand; a run 6.9 minutes after the
+ * last read 0.83, and one by hand 6.1 minutes after, 0.72.
  *
  * Figures, medians of the measured rounds (each round's figures are printed too):
  * - share saved before expiry: media saved from the URL of the first answer, before that URL
@@ -85,7 +90,7 @@
  * meanwhile; a run says so when the last one removed its files less than seven minutes before.
  *
  * Run: `npx tsx test/bench/media.bench.ts`
- * Knobs (env): RESULTS (500), AV_LIFE_S (3), BACKLOG (3000), ROUNDS (3), WARMUP (1),
+ * Knobs (env): RESULTS (500), AV_LIFE_S (3), BACKLOG (3000), ROUNDS (5), WARMUP (1),
  * SEARCH_CONCURRENCY (32), MEDIA_CONCURRENCY (32), BASELINE_SEARCHES (harvest | bare),
  * BASELINE_BACKLOG (gated | paused | running), PAD_BYTES (bytes added to each file, default
  * 100000: files of about 100 kB), LATENCY (sandbox latency of searches, MS or MIN-MAX, default
@@ -135,7 +140,7 @@ import {
 const RESULTS = Number(process.env.RESULTS ?? 500);
 const AV_LIFE_S = Number(process.env.AV_LIFE_S ?? 3);
 const BACKLOG = Number(process.env.BACKLOG ?? 3_000);
-const ROUNDS = Math.max(1, Number(process.env.ROUNDS ?? 3));
+const ROUNDS = Math.max(1, Number(process.env.ROUNDS ?? 5));
 const WARMUP = Math.max(0, Number(process.env.WARMUP ?? 1));
 const PHASE_MARKS = process.env.PHASE_MARKS === '1';
 const SEARCH_CONCURRENCY = Number(process.env.SEARCH_CONCURRENCY ?? 32);
