@@ -15,7 +15,7 @@
  * `sync; echo 3 > /proc/sys/vm/drop_caches`, as for media.bench.ts.
  *
  * Files deleted in the last minutes slow every file creation on ext4 without a journal, more
- * on one side than the other: leave six minutes between runs (see media.bench.ts).
+ * on one side than the other: leave seven minutes between runs (see media.bench.ts).
  *
  * Run: `npx tsx test/bench/media-download.bench.ts`
  * Knobs (env): FILES (2000), PAD_BYTES (100000), CONCURRENCY (32), ROUNDS (5).
