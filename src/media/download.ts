@@ -10,6 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import type { Readable } from 'node:stream';
 import type { Agent } from 'undici';
 import { request } from 'undici';
 import { parseRetryAfterMs } from '../api/retry-after.ts';
@@ -162,41 +163,83 @@ export const HELD_BYTES_MAX = 1024 * 1024;
 /**
  * Streams `body` through `inspector` into a partial file, made by `create` once the body has
  * ended or has outgrown HELD_BYTES_MAX, whichever comes first; a larger body is then written
- * one chunk at a time (the next is not read before it is written: a slow disk slows the
+ * one chunk at a time, the body paused while a write is under way (a slow disk slows the
  * download, nothing piles up). Straight writes to the descriptor: no stream pipeline set up
  * per file. Returns the file, open, not yet fsynced; none is made when the body is refused.
+ *
+ * The body flows: each chunk is handed over as the HTTP parser produces it. Read through an
+ * async iterator instead, every chunk of 64 kB filled the body's buffer, which paused the
+ * connection until the next turn of the event loop read it: more wake-ups here, and the media
+ * host's writes to a full socket went out in pieces.
  */
-async function writeBody(
-  body: AsyncIterable<Buffer>,
+function writeBody(
+  body: Readable,
   inspector: Inspector,
   create: () => Promise<PartialFile>,
 ): Promise<PartialFile> {
-  let held: Buffer[] = [];
-  let heldBytes = 0;
-  let file: PartialFile | undefined;
-  try {
-    for await (const chunk of body) {
-      const parts = inspector.take(chunk);
-      if (file) {
-        await writeAll(file.fd, parts);
-        continue;
+  return new Promise((resolve, reject) => {
+    let held: Buffer[] = [];
+    let heldBytes = 0;
+    let file: PartialFile | undefined;
+    /** The write under way, while the body is paused for it. */
+    let writing: Promise<void> | undefined;
+    let settled = false;
+
+    const fail = (error: unknown) => {
+      if (settled) return;
+      settled = true;
+      body.off('data', onData);
+      body.off('end', onEnd);
+      // Once the write under way is over: it may be the one that makes the file.
+      void (writing ?? Promise.resolve())
+        .catch(() => {})
+        .then(() => (file ? dropPartial(file) : undefined))
+        .finally(() => reject(error));
+    };
+    const flush = async (chunks: Buffer[]) => {
+      file ??= await create();
+      await writeAll(file.fd, chunks);
+    };
+    const onData = (chunk: Buffer) => {
+      let parts: Buffer[];
+      try {
+        parts = inspector.take(chunk);
+      } catch (error) {
+        fail(error);
+        return;
       }
       held.push(...parts);
       heldBytes += chunk.length;
-      if (heldBytes > HELD_BYTES_MAX) {
-        file = await create();
-        await writeAll(file.fd, held);
-        held = [];
+      if (!file && heldBytes <= HELD_BYTES_MAX) return;
+      const chunks = held;
+      held = [];
+      body.pause();
+      writing = flush(chunks).then(() => {
+        writing = undefined;
+        if (!settled) body.resume();
+      });
+      writing.catch(fail);
+    };
+    const onEnd = () => {
+      let rest: Buffer[];
+      try {
+        rest = [...held, ...inspector.end()];
+      } catch (error) {
+        fail(error);
+        return;
       }
-    }
-    held.push(...inspector.end());
-    file ??= await create();
-    await writeAll(file.fd, held);
-    return file;
-  } catch (error) {
-    if (file) await dropPartial(file);
-    throw error;
-  }
+      held = [];
+      writing = (writing ?? Promise.resolve()).then(() => flush(rest));
+      writing.then(() => {
+        if (settled) return;
+        settled = true;
+        resolve(file!);
+      }, fail);
+    };
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', fail);
+  });
 }
 
 export interface Downloader {
