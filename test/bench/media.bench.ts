@@ -538,8 +538,8 @@ async function baselinePhase(
     const saved = h.rows.filter((r) => r.status === 'saved');
     // As the pool's search gate does for harvest: searches wait while urgent files do.
     const gate = BASELINE_BACKLOG === 'gated' ? pause : async () => {};
-    // Started as the harvest phase starts its backlog: planning, storing and queueing
-    // BACKLOG searches takes the process seconds, so each side bears it once.
+    // A backlog of its own, as the harvest phase has: planning, storing and queueing BACKLOG
+    // searches takes the process seconds, so each side bears it once.
     const name = `bench-backlog-${path.basename(dir)}`;
     const backlogFile = path.join(path.dirname(dir), `${name}.yaml`);
     writeFileSync(backlogFile, backlogPipeline(name));
