@@ -147,7 +147,7 @@ export interface Settings {
   readonly notifyAttempts: number;
   /**
    * Search jobs Redis holds at once (waiting, delayed, active), in jobs. A run with more
-   * unfinished tasks than this is fed from SQLite as its jobs end (src/run/feeder.ts); a run
+   * unfinished tasks than this is fed from SQLite as its jobs end (src/run/feed/feeder.ts); a run
    * with fewer is enqueued whole. About 1.4 KB of Redis memory per job. Set it to a few times
    * the pool's total search concurrency when that is larger. Default 10000.
    */

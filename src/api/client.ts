@@ -2,7 +2,7 @@
  * HTTP client of the Web Data Service API, on an undici connection pool with keep-alive.
  *
  * One call, one answer: every failure becomes exactly one ApiError subclass (see classify.ts)
- * and there is no retry loop here; retries belong to the job (src/queue/backoff.ts). Success
+ * and there is no retry loop here; retries belong to the job (src/api/backoff.ts). Success
  * bodies are parsed once and validated with the contract; an off-contract 2xx body is a
  * BadResponseError.
  */

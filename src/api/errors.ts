@@ -1,6 +1,6 @@
 /**
  * Typed outcomes of a failed API call. The client throws exactly one of these for every
- * failure; `decideRetry` (src/queue/backoff.ts) turns each into what the runner does.
+ * failure; `decideRetry` (src/api/backoff.ts) turns each into what the runner does.
  *
  * Messages carry the HTTP status and the service's `error` text, never the API key: the
  * client scrubs every text it puts into an error with the key it holds.

@@ -4,12 +4,12 @@
  * API client and typed errors as searches, with a short in-process retry (./retry.ts).
  */
 import { type ApiClient, createApiClient } from '../api/index.ts';
+import { type RetryOptions, withRetry } from '../api/retry-now.ts';
 import type { Settings } from '../config.ts';
 import type { ActiveCrawlV2, ParamsPreviewResponse } from '../contract/index.ts';
 import { UsageError } from '../errors.ts';
-import { type RetryOptions, withRetry } from './retry.ts';
 
-export { type RetryNotice, type RetryOptions, retryWaitMs, withRetry } from './retry.ts';
+export { type RetryNotice, type RetryOptions, retryWaitMs, withRetry } from '../api/retry-now.ts';
 
 export type ApiVersion = 'v1' | 'v2';
 

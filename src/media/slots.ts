@@ -9,7 +9,7 @@
  * downloading (measured: 17 of 32 jobs transferring on average, 12 making files durable, 3
  * between jobs). So the media role takes more jobs than it has slots, and each job holds a slot
  * only from its request to the last byte written: the setting bounds downloads in flight, as it
- * says, and the next job is at hand when a slot frees. A job names several rows (jobs/media.ts),
+ * says, and the next job is at hand when a slot frees. A job names several rows (jobs/media/processor.ts),
  * so the rows in hand outnumber the slots many times over; a row whose URL dies soon, taken
  * from the queue after them, still goes before them here.
  */

@@ -3,12 +3,13 @@
  * `host:P/metrics` (server.ts). Loaded only when asked for, so prom-client stays out of every
  * other command.
  */
+
+import type { PoolMetrics } from '../../jobs/role.ts';
 import type { Settings } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { createRedis } from '../queue/connection.ts';
 import { harvestKeys } from '../queue/names.ts';
 import type { Store } from '../store/index.ts';
-import type { PoolMetrics } from '../worker/roles/role.ts';
 import { createWorkerMetrics } from './registry.ts';
 import { serveMetrics } from './server.ts';
 

@@ -1,6 +1,6 @@
 /** One POST of a webhook notification (undici). Redirects are not followed; any 2xx delivers. */
 import { request } from 'undici';
-import { discardBody, readBodyStart } from '../body.ts';
+import { discardBody, readBodyStart } from '../api/body.ts';
 
 export interface PostOutcome {
   /** HTTP status, or null when no answer came (refused, reset, timed out). */

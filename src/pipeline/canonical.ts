@@ -4,7 +4,7 @@
  * machine, whatever order its keys were written in.
  */
 import { hash } from 'node:crypto';
-import { canonicalJson } from '../canonical-json.ts';
+import { canonicalJson } from '../contract/canonical-json.ts';
 
 export { canonicalJson };
 

@@ -1,17 +1,17 @@
 /**
  * What a search call holds while it is in flight, taken in the same script as its rate-limit
- * turn (src/queue/rate-scripts.ts `admitThen`): its budget reservation, when the run has a
+ * turn (src/queue/rate/scripts.ts `admitThen`): its budget reservation, when the run has a
  * budget, and its journal entry (src/queue/inflight.ts). One round trip instead of three, and
  * all or nothing: a call the rate limit holds back, or the budget refuses, leaves neither a
  * reservation nor an entry behind, and a worker that dies right after still leaves both.
  *
  * Only a call that may go at once is claimed here; one that must wait for its turn first
- * reserves and journals after its wait, on its own (jobs/search.ts).
+ * reserves and journals after its wait, on its own (jobs/search/processor.ts).
  */
 import { RESERVE_FUNCTION } from './budget.ts';
 import { type InflightCall, journalEntry } from './inflight.ts';
 import type { HarvestKeys } from './names.ts';
-import { admitThen } from './rate-scripts.ts';
+import { admitThen } from './rate/scripts.ts';
 
 /** What the claim did (the fourth value of the turn's answer). */
 export const CLAIM = {

@@ -7,7 +7,7 @@
  * harvest says so instead of pretending they never happened.
  */
 import type { Redis } from 'ioredis';
-import type { CallPurpose, StoreEvent } from '../store/events.ts';
+import type { CallPurpose, StoreEvent } from '../events/store.ts';
 import { evalScript } from './lua.ts';
 import { type HarvestKeys, QUEUES, searchJobId } from './names.ts';
 

@@ -77,9 +77,9 @@ export interface HarvestKeys {
   workerHeartbeat(workerId: string): string;
   /** Pattern matching every worker heartbeat. */
   readonly workerHeartbeats: string;
-  /** Hash: what the shared rate controller knows of the service's limit (src/queue/rate-model.ts). */
+  /** Hash: what the shared rate controller knows of the service's limit (src/queue/rate/model.ts). */
   readonly rate: string;
-  /** Sorted set: the pool's recent calls, by when they went (src/queue/rate-scripts.ts). */
+  /** Sorted set: the pool's recent calls, by when they went (src/queue/rate/scripts.ts). */
   readonly rateLog: string;
   /** String: why the search queue is paused (401/402), for `harvest status`. */
   readonly pausedReason: string;
@@ -87,10 +87,10 @@ export interface HarvestKeys {
   readonly mediaPriorityAnchor: string;
   /**
    * Hash: run id -> JSON of a run being fed from SQLite (its cursor, attempts, budget); see
-   * src/queue/feed-state.ts. Only runs larger than the queue window have an entry.
+   * src/run/feed/state.ts. Only runs larger than the queue window have an entry.
    */
   readonly feed: string;
-  /** String with TTL: the id of the one process feeding runs (src/run/feeder.ts). */
+  /** String with TTL: the id of the one process feeding runs (src/run/feed/feeder.ts). */
   readonly feederLease: string;
   /**
    * String with TTL: the id of a feeder that asks for the lease before others (`run --wait`);

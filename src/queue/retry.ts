@@ -1,5 +1,5 @@
 /**
- * The one translation between harvest's retry decisions (src/queue/backoff.ts, pure) and
+ * The one translation between harvest's retry decisions (src/api/backoff.ts, pure) and
  * BullMQ: the errors a processor throws, the marker of failures it recorded itself, the custom
  * backoff types and the strategy that serves them.
  *
@@ -16,7 +16,7 @@
  * host's or a re-issue's wait concerns one job.
  */
 import { RateLimitError, UnrecoverableError } from 'bullmq';
-import { type Decision, storeRetryDelayMs } from './backoff.ts';
+import { type Decision, storeRetryDelayMs } from '../api/backoff.ts';
 
 /** Backoff type of search jobs: the delay the processor chose (RetryLaterError). */
 export const SEARCH_BACKOFF = 'harvest';
@@ -65,7 +65,7 @@ export function decisionError(decision: Decision, cause?: unknown): Error {
   }
 }
 
-/** A call the rate controller holds back (src/queue/rate-controller.ts `beforeCall`). */
+/** A call the rate controller holds back (src/queue/rate/controller.ts `beforeCall`). */
 export function overRateLimit(): Error {
   return new RateLimitError();
 }

@@ -8,9 +8,9 @@
 import { estimateSearchCredits, type SearchRequest } from '../contract/index.ts';
 import type { Pipeline } from '../pipeline/index.ts';
 import { enqueueSearches } from '../queue/enqueue.ts';
-import { FeedState, jobsInQueue } from '../queue/feed-state.ts';
 import type { SearchJobData } from '../queue/job-data.ts';
 import type { UnfinishedTask } from '../store/tasks.ts';
+import { FeedState, jobsInQueue } from './feed/state.ts';
 import type { Runtime } from './runtime.ts';
 
 /** How long a resumed fed run's set of live task keys is kept, in ms (a day). */

@@ -6,7 +6,7 @@
  */
 import { ForbiddenError, PaymentRequiredError, UnauthorizedError } from '../api/errors.ts';
 import type { ApiClient } from '../api/index.ts';
-import { type RetryOptions, withRetry } from '../crawls/retry.ts';
+import { type RetryOptions, withRetry } from '../api/retry-now.ts';
 import { HarvestError } from '../errors.ts';
 import { pausedReason, type Runtime } from './runtime.ts';
 

@@ -2,6 +2,8 @@
  * Starting and resuming runs. A run's tasks are rows in SQLite before they are jobs in Redis,
  * so a Redis that lost everything costs a resume, not a run.
  */
+
+import { redriveFailedStoreJobs } from '../../jobs/store/sink.ts';
 import { estimateSearchCredits, type SearchRequest } from '../contract/index.ts';
 import { HarvestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -18,13 +20,12 @@ import {
 import { readPipelineText } from '../pipeline/load.ts';
 import { Budget } from '../queue/budget.ts';
 import { removeFailedJobs } from '../queue/enqueue.ts';
-import { FeedState } from '../queue/feed-state.ts';
 import { newRunId, searchJobId } from '../queue/names.ts';
-import { RateController } from '../queue/rate-controller.ts';
+import { RateController } from '../queue/rate/controller.ts';
 import { liveTaskKeys, StoppedRuns } from '../queue/stopped-runs.ts';
-import { redriveFailedStoreJobs } from '../queue/store-sink.ts';
 import type { RunTrigger } from '../store/runs.ts';
 import { enqueueRun } from './enqueue-run.ts';
+import { FeedState } from './feed/state.ts';
 import type { Runtime } from './runtime.ts';
 
 export { DEFAULT_MAX_ATTEMPTS } from './enqueue-run.ts';

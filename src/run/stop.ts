@@ -5,7 +5,6 @@
  * `harvest run --resume RUN` brings the run back.
  */
 import { HarvestError } from '../errors.ts';
-import { FeedState } from '../queue/feed-state.ts';
 import {
   queuedTaskKeys,
   removeQueuedJobs,
@@ -13,6 +12,7 @@ import {
   type StopReason,
 } from '../queue/stopped-runs.ts';
 import { FINISHED_RUN_STATUSES } from '../store/index.ts';
+import { FeedState } from './feed/state.ts';
 import type { Runtime } from './runtime.ts';
 
 export interface StoppedRun {

@@ -4,7 +4,7 @@
  * request's known fields are walked in a precomputed order instead of sorting its keys.
  */
 import { hash } from 'node:crypto';
-import { canonicalJson } from '../canonical-json.ts';
+import { canonicalJson } from '../contract/canonical-json.ts';
 import { type NormalisedSearchRequest, SearchRequestObjectSchema } from '../contract/index.ts';
 
 /** Fields that do not change what a search finds. */

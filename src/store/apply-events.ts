@@ -5,10 +5,10 @@
  * moved starts (queued -> running) and, once every task has ended, finishes in that transaction.
  */
 import type { Database } from 'better-sqlite3';
+import type { MediaEvent } from '../events/media.ts';
+import { type StoreEvent, StoreEventSchema } from '../events/store.ts';
 import type { CallsTable } from './calls.ts';
-import { type StoreEvent, StoreEventSchema } from './events.ts';
 import type { MediaTable } from './media.ts';
-import type { MediaEvent } from './media-events.ts';
 import type { ResultsTable } from './results.ts';
 import type { RunsTable } from './runs.ts';
 import type { SeenUrlsTable } from './seen-urls.ts';

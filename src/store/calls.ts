@@ -3,7 +3,7 @@
  * these, not results: a failed call can cost credits too.
  */
 import type { Database } from 'better-sqlite3';
-import type { CallEvent } from './events.ts';
+import type { CallEvent } from '../events/store.ts';
 
 /** Longest error message or warning kept, in characters. */
 export const MAX_MESSAGE_CHARS = 4000;

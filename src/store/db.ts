@@ -10,15 +10,16 @@ import { HarvestError } from '../errors.ts';
 import { type ApplyEvents, createApplyEvents } from './apply-events.ts';
 import { type CallsTable, createCallsTable } from './calls.ts';
 import { type Clock, systemClock } from './clock.ts';
-import { createExportReader, type ExportReader } from './export.ts';
-import { createStoreGauges, type StoreGauges } from './gauges.ts';
 import { createMediaTable, type MediaTable } from './media.ts';
-import { createMediaReports, type MediaReports } from './media-report.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 import { createNotificationsTable, type NotificationsTable } from './notifications.ts';
 import { directoryError, folderError, foreignError, openError } from './open-errors.ts';
 import { createPipelinesTable, type PipelinesTable } from './pipelines.ts';
-import { createReports, type Reports } from './reports.ts';
+import { createExportReader, type ExportReader } from './queries/export.ts';
+import { createStoreGauges, type StoreGauges } from './queries/gauges.ts';
+import { createMediaReports, type MediaReports } from './queries/media-report.ts';
+import { createReports, type Reports } from './queries/reports.ts';
+import { createRunStatus, type RunStatusFn } from './queries/status.ts';
 import {
   createResultsTable,
   type ResultFilter,
@@ -29,7 +30,6 @@ import { createRunEstimatesTable, type RunEstimatesTable } from './run-estimates
 import { createRunsTable, type RunsTable } from './runs.ts';
 import { createScheduleTicksTable, type ScheduleTicksTable } from './schedule-ticks.ts';
 import { createSeenUrlsTable, type SeenUrlsTable } from './seen-urls.ts';
-import { createRunStatus, type RunStatusFn } from './status.ts';
 import { createTasksTable, type TasksTable } from './tasks.ts';
 
 export interface OpenStoreOptions {

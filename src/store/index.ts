@@ -1,34 +1,10 @@
 /** The harvest SQLite store: the only module that speaks SQL. */
+
+export * from '../events/store.ts';
 export type { ApplyEvents, ApplyReport, RejectedEvent } from './apply-events.ts';
 export type { CallError, CallSummary, CallsTable, CallTotals } from './calls.ts';
 export type { Clock } from './clock.ts';
-export { directWriter, type EventWriter } from './commit.ts';
-export {
-  COST_GROUPS,
-  type CostFigures,
-  type CostGroup,
-  type CostGroupRow,
-  type CostQuery,
-  type CostReports,
-  NO_COSTS,
-  type RunCostInfo,
-} from './cost-report.ts';
 export { type MigrationStep, type OpenStoreOptions, openStore, type Store } from './db.ts';
-export * from './events.ts';
-export type {
-  BuildOptions,
-  ExportFilter,
-  ExportKey,
-  ExportPages,
-  ExportQuery,
-  ExportReader,
-  ExportRow,
-  PageBounds,
-  SinceRun,
-} from './export.ts';
-export { buildExportQuery, LONG_TEXT_COLUMNS, SCAN_CACHE_KIB } from './export.ts';
-export * from './export-columns.ts';
-export type { StoreGauges } from './gauges.ts';
 export type {
   FreshUrl,
   MediaConfig,
@@ -38,13 +14,6 @@ export type {
   SavedFile,
 } from './media.ts';
 export { MEDIA_STATUSES } from './media.ts';
-export type {
-  MediaCounts,
-  MediaFailure,
-  MediaReports,
-  MediaSummary,
-  StoredFileRef,
-} from './media-report.ts';
 export { SCHEMA_VERSION } from './migrations.ts';
 export {
   type AttemptInput,
@@ -55,6 +24,37 @@ export {
   type NotificationsTable,
 } from './notifications.ts';
 export type { PipelineInput, PipelineRow, PipelinesTable } from './pipelines.ts';
+export {
+  COST_GROUPS,
+  type CostFigures,
+  type CostGroup,
+  type CostGroupRow,
+  type CostQuery,
+  type CostReports,
+  NO_COSTS,
+  type RunCostInfo,
+} from './queries/cost-report.ts';
+export type {
+  BuildOptions,
+  ExportFilter,
+  ExportKey,
+  ExportPages,
+  ExportQuery,
+  ExportReader,
+  ExportRow,
+  PageBounds,
+  SinceRun,
+} from './queries/export.ts';
+export { buildExportQuery, LONG_TEXT_COLUMNS, SCAN_CACHE_KIB } from './queries/export.ts';
+export * from './queries/export-columns.ts';
+export type { StoreGauges } from './queries/gauges.ts';
+export type {
+  MediaCounts,
+  MediaFailure,
+  MediaReports,
+  MediaSummary,
+  StoredFileRef,
+} from './queries/media-report.ts';
 export type {
   CreditsByRunOptions,
   CreditTotals,
@@ -63,7 +63,8 @@ export type {
   Reports,
   RunCredits,
   TimeRange,
-} from './reports.ts';
+} from './queries/reports.ts';
+export type { RunStatusFn, RunStatusOptions, RunStatusReport } from './queries/status.ts';
 export type { ResultFilter, ResultRow, ResultsApplied, ResultsTable } from './results.ts';
 export type { RunEstimate, RunEstimatesTable } from './run-estimates.ts';
 export {
@@ -87,7 +88,6 @@ export {
   type TickRow,
 } from './schedule-ticks.ts';
 export type { SeenUrlRow, SeenUrlsTable } from './seen-urls.ts';
-export type { RunStatusFn, RunStatusOptions, RunStatusReport } from './status.ts';
 export type {
   TaskCounts,
   TaskInput,
@@ -96,3 +96,4 @@ export type {
   UnfinishedOptions,
   UnfinishedTask,
 } from './tasks.ts';
+export { directWriter, type EventWriter } from './writer/commit.ts';

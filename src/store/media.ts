@@ -8,12 +8,12 @@
  * Rows are keyed by result and kind: (run, task, source, position, kind, item index).
  */
 import type { Database } from 'better-sqlite3';
+import type { ResultsEvent } from '../events/store.ts';
 import { mediaOfItem } from '../media/collect.ts';
 import { mediaDeadline } from '../media/expiry.ts';
 import type { MediaKind } from '../media/kinds.ts';
 import { clip } from './calls.ts';
 import type { Clock } from './clock.ts';
-import type { ResultsEvent } from './events.ts';
 
 export const MEDIA_STATUSES = ['pending', 'saved', 'failed', 'expired'] as const;
 export type MediaStatus = (typeof MEDIA_STATUSES)[number];

@@ -4,7 +4,7 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { HarvestError } from '../errors.ts';
-import type { ResultSource, ResultsEvent } from './events.ts';
+import type { ResultSource, ResultsEvent } from '../events/store.ts';
 
 export interface ResultRow {
   runId: string;

@@ -3,8 +3,8 @@
  * the task events of the workers, monotonically (see `applyEvent`).
  */
 import type { Database } from 'better-sqlite3';
+import type { TaskEvent, TaskStatus } from '../events/store.ts';
 import type { Clock } from './clock.ts';
-import type { TaskEvent, TaskStatus } from './events.ts';
 
 export interface TaskInput {
   /** Unique within the run; also part of the job id. */
@@ -55,7 +55,7 @@ export interface TasksTable {
   unfinished(runId: string, options?: UnfinishedOptions): Generator<UnfinishedTask>;
   /**
    * At most `limit` tasks of the run not `done` or `failed` whose key comes after `after`, in
-   * key order: one page for the feeder (src/run/feeder.ts).
+   * key order: one page for the feeder (src/run/feed/feeder.ts).
    */
   unfinishedAfter(runId: string, after: string, limit: number): UnfinishedTask[];
   /** How many tasks of the run are not `done` or `failed` and have a key after `after`. */

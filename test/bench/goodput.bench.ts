@@ -38,12 +38,12 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import pRetry from 'p-retry';
+import { startLocalPool } from '../../jobs/local.ts';
 import { createLogger } from '../../src/log.ts';
 import { openRuntime } from '../../src/run/runtime.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import type { LedgerSnapshot } from '../../src/sandbox/index.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
 import {
   alignToWindow,
   benchDir,

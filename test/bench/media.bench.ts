@@ -32,7 +32,7 @@
  *
  * Both phases run with the same backlog in the search queue and the same pool, and the search
  * load on the process follows the same rule: during the harvest phase the pool's search gate
- * (src/worker/search-gate.ts) stops new searches while media due within
+ * (jobs/search/gate.ts) stops new searches while media due within
  * HARVEST_MEDIA_URGENT_MS is not yet saved (the audio and video; not the screenshots, which live
  * 72 s) and some media waits to start; during the baseline the search queue is paused and
  * resumed by the same rule, checked as often (BASELINE_BACKLOG=gated, the default). `paused`
@@ -108,6 +108,8 @@ import { pipeline as pipe } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { Agent, request } from 'undici';
+import { startLocalPool } from '../../jobs/local.ts';
+import { URGENCY_CHECK_MS } from '../../jobs/media/role.ts';
 import { loadSettings } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { type AnswerData, matchFresh } from '../../src/media/collect.ts';
@@ -116,8 +118,6 @@ import { startRun } from '../../src/run/start.ts';
 import { stopRun } from '../../src/run/stop.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import type { MediaRow } from '../../src/store/index.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
-import { URGENCY_CHECK_MS } from '../../src/worker/roles/media.ts';
 import {
   benchDir,
   benchEnv,

@@ -37,12 +37,12 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { startLocalPool } from '../../jobs/local.ts';
+import { SLOTS_PER_WORKER, splitConcurrency } from '../../jobs/pool.ts';
 import { createLogger } from '../../src/log.ts';
 import { openRuntime } from '../../src/run/runtime.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
-import { SLOTS_PER_WORKER, splitConcurrency } from '../../src/worker/pool.ts';
 import {
   benchDir,
   benchPrefix,

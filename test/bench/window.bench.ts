@@ -29,8 +29,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { loadSettings } from '../../src/config.ts';
 import { createRedis } from '../../src/queue/connection.ts';
-import { jobsInQueue } from '../../src/queue/feed-state.ts';
 import { QUEUES } from '../../src/queue/names.ts';
+import { jobsInQueue } from '../../src/run/feed/state.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
 import { freePort } from '../helpers/ports.ts';
 import {

@@ -4,7 +4,7 @@
  * for the HTML cost report test and the screenshot in docs/.
  */
 import { randomUUID } from 'node:crypto';
-import type { StoreEvent } from '../../src/store/events.ts';
+import type { StoreEvent } from '../../src/events/store.ts';
 import type { Store } from '../../src/store/index.ts';
 
 const DAY_MS = 86_400_000;

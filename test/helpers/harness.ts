@@ -6,12 +6,12 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import { type LocalPoolOptions, startLocalPool } from '../../jobs/local.ts';
+import type { Pool, Role } from '../../jobs/pool.ts';
 import type { Settings } from '../../src/config.ts';
 import { createLogger, type Logger } from '../../src/log.ts';
 import { openRuntime, type Runtime } from '../../src/run/runtime.ts';
 import { type SandboxOptions, startSandbox } from '../../src/sandbox/index.ts';
-import { type LocalPoolOptions, startLocalPool } from '../../src/worker/local.ts';
-import type { Pool, Role } from '../../src/worker/pool.ts';
 import { deletePrefix, freshPrefix } from './redis.ts';
 import { testSettings } from './settings.ts';
 import { tempDir } from './tmp.ts';

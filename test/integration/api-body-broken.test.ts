@@ -7,7 +7,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type ApiError, createApiClient } from '../../src/api/index.ts';
-import { failedCallEvent } from '../../src/queue/call-events.ts';
+import { failedCallEvent } from '../../src/events/call.ts';
 
 const KEY = 'fc-test-key-0123456789abcdef';
 const cleanups: Array<() => Promise<void>> = [];

@@ -8,12 +8,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startLocalPool } from '../../jobs/local.ts';
+import type { Pool } from '../../jobs/pool.ts';
 import { Budget } from '../../src/queue/budget.ts';
 import { InflightJournal } from '../../src/queue/inflight.ts';
 import { resumeRun, startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
-import type { Pool } from '../../src/worker/pool.ts';
 import { type Harness, harvestEnv, startHarness } from '../helpers/harness.ts';
 import { deletePrefix } from '../helpers/redis.ts';
 

@@ -5,7 +5,7 @@ import { Budget } from '../../src/queue/budget.ts';
 import { CLAIM, callClaim } from '../../src/queue/call-claim.ts';
 import { type InflightCall, InflightJournal, journalEntry } from '../../src/queue/inflight.ts';
 import { harvestKeys, QUEUES } from '../../src/queue/names.ts';
-import { RateController, type RateControllerOptions } from '../../src/queue/rate-controller.ts';
+import { RateController, type RateControllerOptions } from '../../src/queue/rate/controller.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { capturedLogger } from '../helpers/logger.ts';
 import { testRedis } from '../helpers/redis.ts';

@@ -8,12 +8,12 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startLocalPool } from '../../jobs/local.ts';
+import type { Pool } from '../../jobs/pool.ts';
+import { queueWrite } from '../../jobs/store/sink.ts';
 import type { InflightCall } from '../../src/queue/inflight.ts';
-import { queueWrite } from '../../src/queue/store-sink.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
-import type { Pool } from '../../src/worker/pool.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { useWorkerProcesses } from '../helpers/workers.ts';
 

@@ -5,6 +5,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'bullmq';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startLocalPool } from '../../jobs/local.ts';
+import { type Pool, startPool } from '../../jobs/pool.ts';
 import { createApiClient } from '../../src/api/index.ts';
 import { estimateSearchCredits } from '../../src/contract/index.ts';
 import { Budget } from '../../src/queue/budget.ts';
@@ -13,8 +15,6 @@ import { InflightJournal } from '../../src/queue/inflight.ts';
 import { QUEUES } from '../../src/queue/names.ts';
 import { resumeRun, startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
-import { type Pool, startPool } from '../../src/worker/pool.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { deletePrefix } from '../helpers/redis.ts';
 import { useWorkerProcesses } from '../helpers/workers.ts';

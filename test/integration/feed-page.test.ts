@@ -1,5 +1,5 @@
 /**
- * A fed run's page of jobs and its cursor's move (src/queue/feed-page.ts), on real Redis: they
+ * A fed run's page of jobs and its cursor's move (src/run/feed/page.ts), on real Redis: they
  * happen together or not at all, so a feeder that lost its lease, or whose run was resumed or
  * stopped meanwhile, adds nothing, and one that dies cannot leave its cursor behind its jobs.
  */
@@ -7,9 +7,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { afterEach, expect, it } from 'vitest';
 import { searchJob } from '../../src/queue/enqueue.ts';
-import { FeedPages } from '../../src/queue/feed-page.ts';
-import { FeedState } from '../../src/queue/feed-state.ts';
 import { harvestKeys, QUEUES } from '../../src/queue/names.ts';
+import { FeedPages } from '../../src/run/feed/page.ts';
+import { FeedState } from '../../src/run/feed/state.ts';
 import { testRedis } from '../helpers/redis.ts';
 
 const undos: (() => unknown)[] = [];

@@ -1,11 +1,11 @@
 /**
- * The feeder's Redis state (src/queue/feed-state.ts) on real Redis: one lease holder at a time,
+ * The feeder's Redis state (src/run/feed/state.ts) on real Redis: one lease holder at a time,
  * and a cursor that moves only for the holder and only if nobody rewrote the entry meanwhile.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FeedState } from '../../src/queue/feed-state.ts';
 import { harvestKeys } from '../../src/queue/names.ts';
+import { FeedState } from '../../src/run/feed/state.ts';
 import { testRedis } from '../helpers/redis.ts';
 
 const undos: (() => unknown)[] = [];

@@ -1,5 +1,5 @@
 /**
- * Runs larger than the queue window (src/run/feeder.ts): Redis holds a window of search jobs,
+ * Runs larger than the queue window (src/run/feed/feeder.ts): Redis holds a window of search jobs,
  * refilled from SQLite as jobs end; cancel and resume work on a fed run; a feeder that dies is
  * taken over once its lease lapses. Real Redis, the sandbox on port 0, a temp SQLite file.
  */
@@ -7,12 +7,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FeedState, jobsInQueue } from '../../src/queue/feed-state.ts';
+import { startLocalPool } from '../../jobs/local.ts';
+import type { Pool } from '../../jobs/pool.ts';
+import { FeedState, jobsInQueue } from '../../src/run/feed/state.ts';
 import { resumeRun, startRun } from '../../src/run/start.ts';
 import { stopRun } from '../../src/run/stop.ts';
 import { waitForRun } from '../../src/run/wait.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
-import type { Pool } from '../../src/worker/pool.ts';
 import { runCli, spawnCli } from '../helpers/cli.ts';
 import { type Harness, harvestEnv, startHarness } from '../helpers/harness.ts';
 

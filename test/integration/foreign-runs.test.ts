@@ -6,11 +6,11 @@
  */
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startLocalPool } from '../../jobs/local.ts';
+import type { Pool } from '../../jobs/pool.ts';
+import type { Role } from '../../jobs/role-names.ts';
 import { openRuntime, type Runtime } from '../../src/run/runtime.ts';
 import { startRun } from '../../src/run/start.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
-import type { Pool } from '../../src/worker/pool.ts';
-import type { Role } from '../../src/worker/role-names.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { capturedLogger } from '../helpers/logger.ts';
 

@@ -4,12 +4,12 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { lostCallsOf, watchLostCalls } from '../../jobs/lost-calls.ts';
+import type { StoreEvent } from '../../src/events/store.ts';
 import { createLogger } from '../../src/log.ts';
 import { Budget } from '../../src/queue/budget.ts';
 import { InflightJournal } from '../../src/queue/inflight.ts';
 import { harvestKeys, searchJobId } from '../../src/queue/names.ts';
-import type { StoreEvent } from '../../src/store/events.ts';
-import { lostCallsOf, watchLostCalls } from '../../src/worker/lost-calls.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { testRedis } from '../helpers/redis.ts';
 

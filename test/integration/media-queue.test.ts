@@ -5,14 +5,10 @@
  */
 import { Queue, Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
+import { MEDIA_ROWS_PER_JOB, MediaEnqueuer } from '../../jobs/media/enqueue.ts';
+import { ANCHOR_LEAD_MS, ANCHOR_MAX_AGE_MS, PriorityAnchor } from '../../jobs/media/priority.ts';
 import { createLogger } from '../../src/log.ts';
 import { createRedis } from '../../src/queue/connection.ts';
-import { MEDIA_ROWS_PER_JOB, MediaEnqueuer } from '../../src/queue/media-enqueue.ts';
-import {
-  ANCHOR_LEAD_MS,
-  ANCHOR_MAX_AGE_MS,
-  PriorityAnchor,
-} from '../../src/queue/media-priority.ts';
 import { harvestKeys, QUEUES } from '../../src/queue/names.ts';
 import { openStore } from '../../src/store/index.ts';
 import { useCleanup } from '../helpers/cleanup.ts';

@@ -1,6 +1,6 @@
 /**
  * One rate limit shared by all workers, media re-issues included: once the pool has learned the
- * service's fixed window, re-issues (src/media/reissue.ts) take their turns of it like every
+ * service's fixed window, re-issues (jobs/media/reissue.ts) take their turns of it like every
  * search, so neither they nor the searches meet another 429. Real Redis, the sandbox on port 0
  * with a limit and scaled media lifetimes, a temp SQLite file.
  */

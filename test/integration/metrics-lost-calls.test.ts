@@ -5,12 +5,12 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { startPool } from '../../jobs/pool.ts';
 import { createWorkerMetrics, type WorkerMetrics } from '../../src/metrics/registry.ts';
 import { createRedis } from '../../src/queue/connection.ts';
 import { InflightJournal } from '../../src/queue/inflight.ts';
 import { harvestKeys } from '../../src/queue/names.ts';
 import { startRun } from '../../src/run/start.ts';
-import { startPool } from '../../src/worker/pool.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { startHarness } from '../helpers/harness.ts';
 import { parsePrometheusText } from '../helpers/prometheus.ts';

@@ -73,7 +73,7 @@ describe('worker metrics', () => {
     expect(sampleValue(queued, 'harvest_queue_jobs', { queue: 'search', state: 'waiting' })).toBe(
       3,
     );
-    // The stated limit seeds a rolling window of 600 calls a minute (src/queue/rate-model.ts).
+    // The stated limit seeds a rolling window of 600 calls a minute (src/queue/rate/model.ts).
     expect(sampleValue(queued, 'harvest_rate_allowed_per_second')).toBeCloseTo(600 / 60);
 
     await h.startPool({ metrics: metrics.pool });

@@ -5,10 +5,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, expect, it } from 'vitest';
+import { startLocalPool } from '../../jobs/local.ts';
 import { liveWorkersWithRole } from '../../src/queue/inflight.ts';
 import { startRun } from '../../src/run/start.ts';
 import { openStore } from '../../src/store/index.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 
 let h: Harness | undefined;

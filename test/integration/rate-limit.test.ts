@@ -6,10 +6,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startLocalPool } from '../../jobs/local.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import type { RateLimitMode } from '../../src/sandbox/rate-limit.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 

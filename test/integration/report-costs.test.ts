@@ -8,13 +8,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startLocalPool } from '../../jobs/local.ts';
+import type { Pool } from '../../jobs/pool.ts';
 import { InflightJournal } from '../../src/queue/inflight.ts';
 import type { CostReport } from '../../src/report/costs/build.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { buildExportQuery, CALL_COLUMNS } from '../../src/store/index.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
-import type { Pool } from '../../src/worker/pool.ts';
 import { type Harness, harvestEnv, startHarness } from '../helpers/harness.ts';
 
 const BIN = path.resolve('bin/harvest.js');

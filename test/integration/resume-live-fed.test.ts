@@ -11,12 +11,12 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { FeedState } from '../../src/queue/feed-state.ts';
-import { Feeder } from '../../src/run/feeder.ts';
+import { startLocalPool } from '../../jobs/local.ts';
+import type { Pool } from '../../jobs/pool.ts';
+import { Feeder } from '../../src/run/feed/feeder.ts';
+import { FeedState } from '../../src/run/feed/state.ts';
 import { resumeRun, startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
-import type { Pool } from '../../src/worker/pool.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 
 let h: Harness | undefined;

@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { startLocalPool } from '../../jobs/local.ts';
 import { pipelineTextHash } from '../../src/pipeline/canonical.ts';
 import { missedTickJobId, RUNS_JOBS } from '../../src/queue/names.ts';
 import { loadValidPipeline, startRun } from '../../src/run/start.ts';
@@ -12,7 +13,6 @@ import { waitForRun } from '../../src/run/wait.ts';
 import { readSchedules } from '../../src/schedule/schedulers.ts';
 import { runTick } from '../../src/schedule/tick.ts';
 import type { TickRow } from '../../src/store/index.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { applySchedule, runsQueue, waitForTicks } from '../helpers/schedule.ts';

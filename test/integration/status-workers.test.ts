@@ -4,9 +4,9 @@
  * heartbeats), the sandbox on port 0, a temp SQLite file.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { startLocalPool } from '../../jobs/local.ts';
+import type { Pool } from '../../jobs/pool.ts';
 import { startRun } from '../../src/run/start.ts';
-import { startLocalPool } from '../../src/worker/local.ts';
-import type { Pool } from '../../src/worker/pool.ts';
 import { runCli } from '../helpers/cli.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 

@@ -3,13 +3,13 @@ import { setFlagsFromString } from 'node:v8';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
 import { EXPORT_FORMATS, type ExportFormat, formatOfFile } from '../../report/export/formats.ts';
+import type { ResultSource } from '../../store/index.ts';
 import {
   EXPORT_COLUMNS,
   EXPORT_KINDS,
   type ExportColumn,
   type ExportKind,
-} from '../../store/export-columns.ts';
-import type { ResultSource } from '../../store/index.ts';
+} from '../../store/queries/export-columns.ts';
 import type { CommandContext } from '../context.ts';
 import { dashIsStdout, oneOf, parseList, parseSince } from '../flags.ts';
 

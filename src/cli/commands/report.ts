@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
 import { formatByExtension } from '../../report/export/formats.ts';
-import { COST_GROUPS, type CostGroup } from '../../store/cost-report.ts';
+import { COST_GROUPS, type CostGroup } from '../../store/queries/cost-report.ts';
 import type { CommandContext } from '../context.ts';
 import { dashIsStdout, oneOf, parseSince } from '../flags.ts';
 

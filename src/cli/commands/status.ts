@@ -2,12 +2,12 @@
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
+import type { WaitingRecords } from '../../../jobs/store/sink.ts';
 import { maskUrl, type Settings } from '../../config.ts';
 import { HarvestError } from '../../errors.ts';
 import { assertRedisReachable, createRedis } from '../../queue/connection.ts';
 import { liveWorkersWithRole } from '../../queue/inflight.ts';
 import { harvestKeys, QUEUES } from '../../queue/names.ts';
-import type { WaitingRecords } from '../../queue/store-sink.ts';
 import {
   FINISHED_RUN_STATUSES,
   type NotificationRow,
@@ -106,7 +106,7 @@ interface QueueState {
   waiting: WaitingRecords | undefined;
   /**
    * A run larger than the queue window, while SQLite still holds tasks Redis has not been given
-   * (src/run/feeder.ts): the key fed through, the process feeding (none: nobody is), and how
+   * (src/run/feed/feeder.ts): the key fed through, the process feeding (none: nobody is), and how
    * many unfinished tasks wait after that key.
    */
   feed?: { after: string; feeder: string | undefined; notFed?: number };
@@ -141,7 +141,7 @@ async function queueState(settings: Settings, runId?: string): Promise<QueueStat
   const [{ Queue }, { pausedReason }, { waitingRecords }] = await Promise.all([
     import('bullmq'),
     import('../../run/runtime.ts'),
-    import('../../queue/store-sink.ts'),
+    import('../../../jobs/store/sink.ts'),
   ]);
   const connection = { connection: redis, prefix: settings.queuePrefix };
   const searchQueue = new Queue(QUEUES.search, connection);
@@ -168,7 +168,7 @@ type Feed = NonNullable<QueueState['feed']>;
 
 /** The run's feed entry and the feeder lease's holder; undefined when the run is not fed. */
 async function feedOf(redis: Redis, settings: Settings, runId: string): Promise<Feed | undefined> {
-  const { FeedState } = await import('../../queue/feed-state.ts');
+  const { FeedState } = await import('../../run/feed/state.ts');
   const state = new FeedState(redis, harvestKeys(settings.queuePrefix));
   const entry = await state.get(runId);
   if (!entry) return undefined;

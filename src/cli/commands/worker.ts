@@ -1,14 +1,14 @@
 /** `harvest worker`: a long-running pool; several may run at once, on one host or many. */
 import { setFlagsFromString } from 'node:v8';
 import { type Command, InvalidArgumentError } from 'commander';
+import { startLocalPool } from '../../../jobs/local.ts';
+import type { Pool } from '../../../jobs/pool.ts';
+import { ROLE_HELP, ROLES, type Role } from '../../../jobs/role-names.ts';
 import { createLogger } from '../../log.ts';
 import type { ServedMetrics } from '../../metrics/index.ts';
 import { suggestionSuffix } from '../../pipeline/issues.ts';
 import { assertRedisReachable } from '../../queue/connection.ts';
 import { openStore } from '../../store/index.ts';
-import { startLocalPool } from '../../worker/local.ts';
-import type { Pool } from '../../worker/pool.ts';
-import { ROLE_HELP, ROLES, type Role } from '../../worker/role-names.ts';
 import type { CommandContext } from '../context.ts';
 import { EXIT } from '../exit-codes.ts';
 import { port, positiveInt } from '../flags.ts';

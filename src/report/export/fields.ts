@@ -1,7 +1,11 @@
 /** `--fields a,b,c`: the chosen columns of a kind's documented set, in the order given. */
 import { UsageError } from '../../errors.ts';
 import { suggestionSuffix } from '../../pipeline/issues.ts';
-import { EXPORT_COLUMNS, type ExportColumn, type ExportKind } from '../../store/export-columns.ts';
+import {
+  EXPORT_COLUMNS,
+  type ExportColumn,
+  type ExportKind,
+} from '../../store/queries/export-columns.ts';
 
 /** Every column of `kind` when `fields` is empty or absent; throws UsageError on unknown names. */
 export function resolveFields(kind: ExportKind, fields?: readonly string[]): ExportColumn[] {

@@ -59,7 +59,7 @@ const YOUNG_GENERATION_MB = 8;
  * so they outlive the young generation; without a bound V8 lets that garbage pile up to some
  * 60 MB per thread before a first full collection. The bound is safe: what a reader holds at
  * once is one row and a page's repeating values, its text being bytes outside the heap (long
- * text comes from SQLite as BLOBs: `LONG_TEXT_COLUMNS` in src/store/export.ts).
+ * text comes from SQLite as BLOBs: `LONG_TEXT_COLUMNS` in src/store/queries/export.ts).
  */
 const PARQUET_OLD_GENERATION_MB = 24;
 

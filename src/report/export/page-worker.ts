@@ -8,8 +8,8 @@
  * full collection), and no page is encoded twice (text, then bytes).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { ExportRow } from '../../store/export.ts';
-import { openExportConnection } from '../../store/export-connection.ts';
+import type { ExportRow } from '../../store/queries/export.ts';
+import { openExportConnection } from '../../store/queries/export-connection.ts';
 import { csvLines } from './csv.ts';
 import { jsonlLines } from './jsonl.ts';
 import type { Page, PageCall, PageReaderData } from './page-readers.ts';

@@ -1,7 +1,7 @@
 /** docs/export.md documents the column sets exactly as `harvest export` writes them. */
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { EXPORT_COLUMNS, EXPORT_KINDS } from '../../../src/store/export-columns.ts';
+import { EXPORT_COLUMNS, EXPORT_KINDS } from '../../../src/store/queries/export-columns.ts';
 
 const doc = fs.readFileSync(new URL('../../../docs/export.md', import.meta.url), 'utf8');
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../../src/canonical-json.ts';
+import { canonicalJson } from '../../../src/contract/canonical-json.ts';
 import {
   type NormalisedSearchRequest,
   SearchRequestSchema,

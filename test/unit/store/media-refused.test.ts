@@ -3,10 +3,10 @@
  * mends) end their rows `failed` with the reason, instead of leaving them pending for good.
  */
 import { describe, expect, it } from 'vitest';
+import { recordMediaEvents } from '../../../jobs/media/role.ts';
+import { endingsForRefused } from '../../../src/events/media.ts';
 import { createLogger } from '../../../src/log.ts';
 import { directWriter } from '../../../src/store/index.ts';
-import { endingsForRefused } from '../../../src/store/media-events.ts';
-import { recordMediaEvents } from '../../../src/worker/roles/media.ts';
 import { resultsEvent, seedRun, useTempStores, webItem } from './helpers.ts';
 
 const T0 = Date.UTC(2026, 10, 22, 10, 15, 0);

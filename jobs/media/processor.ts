@@ -1,0 +1,256 @@
+/**
+ * The `media` queue's processor, run on the host that owns the database. A job names a few
+ * media rows (src/store/media.ts; jobs/media/enqueue.ts groups them) and handles them at
+ * once: each row's URL is downloaded into content-addressed storage and the row marked saved;
+ * what it does after a failure is the MediaError's `next` (src/media/errors.ts):
+ *
+ * | failure / situation                             | what the job does                        |
+ * |-------------------------------------------------|------------------------------------------|
+ * | deadline already past when the job starts       | fresh URL (jobs/media/reissue.ts), then download; the old URL while it lasts when no fresh one can be had |
+ * | media host refuses (400/401/403)                | fresh URL, then download                 |
+ * | transient (5xx, reset, timeout)                 | retried later with backoff, never past the deadline; failed after `maxAttempts` |
+ * | refused for good (address, type, size, 404)     | row failed, with the reason              |
+ *
+ * A row no longer pending is left alone, so a redelivered job (its worker died after saving)
+ * never downloads twice, and neither does a row another job of this process has in hand. The
+ * job completes once all its rows have ended; when some must be tried again later, it fails
+ * with the soonest of their waits once the others are done, and the retry finds only those
+ * pending. The rows, not the job, are the record. Rows move by media events
+ * (src/events/media.ts) handed to the database's one writer; `write` resolves once they
+ * are committed.
+ */
+import type { Job } from 'bullmq';
+import { z } from 'zod';
+import { backoffDelayMs } from '../../src/api/backoff.ts';
+import type { MediaSettings } from '../../src/config.ts';
+import type { MediaEvent } from '../../src/events/media.ts';
+import type { Logger } from '../../src/log.ts';
+import type { Downloader } from '../../src/media/download.ts';
+import { asMediaError, type MediaError } from '../../src/media/errors.ts';
+import { mediaRoot } from '../../src/media/storage.ts';
+import { RetryLaterError, unrecoverable } from '../../src/queue/retry.ts';
+import type { Store } from '../../src/store/index.ts';
+import type { MediaRow } from '../../src/store/media.ts';
+import type { ReissueCause, ReissueOutcome, Reissuer } from './reissue.ts';
+
+export interface MediaJobDeps {
+  /** Reads media rows and what each run saves. */
+  store: Store;
+  /** Commits media events (the rows' moves); resolves once they are committed. */
+  write(events: MediaEvent[]): Promise<void>;
+  downloader: Downloader;
+  reissuer: Reissuer;
+  /** The data directory; media folders and stored paths are relative to it. */
+  dataDir: string;
+  settings: Pick<MediaSettings, 'maxAttempts' | 'maxReissues'>;
+  /** Names this worker's partial files (a worker id). */
+  owner: string;
+  logger: Logger;
+  now?: () => number;
+  random?: () => number;
+}
+
+const mediaId = z.number().int().positive();
+/** `mediaIds`; `mediaId` is a job queued by a harvest that queued one row per job. */
+const MediaJobDataSchema = z.union([
+  z.object({ mediaIds: z.array(mediaId).min(1) }).transform((d) => d.mediaIds),
+  z.object({ mediaId }).transform((d) => [d.mediaId]),
+]);
+
+/** First retry of a transient failure, in ms (doubling, with jitter, up to 30 s). */
+const RETRY_BASE_MS = 500;
+const RETRY_MAX_MS = 30_000;
+
+export type MediaRowResult = { status: MediaRow['status'] | 'missing' | 'in-hand' };
+export type MediaJobResult = { rows: Record<number, MediaRowResult['status']> };
+
+/** The media ids a job names; throws an unrecoverable error when it names none. */
+export function mediaIdsOf(job: Pick<Job, 'id' | 'data'>): number[] {
+  const parsed = MediaJobDataSchema.safeParse(job.data);
+  // Malformed data cannot get better by trying again; its rows (if any) are queued anew on the
+  // media role's next start.
+  if (!parsed.success) throw unrecoverable(`media job ${job.id} carries no media ids`);
+  return parsed.data;
+}
+
+export function createMediaProcessor(deps: MediaJobDeps) {
+  const now = deps.now ?? Date.now;
+  const random = deps.random ?? Math.random;
+  const { store } = deps;
+  /** Rows a job of this process is working on. */
+  const inHand = new Set<number>();
+
+  return async function processMedia(job: Job): Promise<MediaJobResult> {
+    const ids = mediaIdsOf(job);
+    const outcomes = await Promise.allSettled(
+      ids.map(async (id): Promise<MediaRowResult> => {
+        if (inHand.has(id)) return { status: 'in-hand' };
+        inHand.add(id);
+        try {
+          return await processRow(id);
+        } finally {
+          inHand.delete(id);
+        }
+      }),
+    );
+    const rows: MediaJobResult['rows'] = {};
+    let retry: RetryLaterError | undefined;
+    let failure: unknown;
+    outcomes.forEach((outcome, i) => {
+      if (outcome.status === 'fulfilled') rows[ids[i]!] = outcome.value.status;
+      else if (outcome.reason instanceof RetryLaterError) {
+        if (!retry || outcome.reason.delayMs < retry.delayMs) retry = outcome.reason;
+      } else failure ??= outcome.reason;
+    });
+    // A row that failed outside a download (a bug, a locked database) fails the job, which
+    // BullMQ tries again; rows that wait for a retry come back with it either way.
+    if (failure !== undefined) throw failure;
+    if (retry) throw retry;
+    return { rows };
+  };
+
+  async function processRow(mediaId: number): Promise<MediaRowResult> {
+    // Each round ends the row, or gets it a fresh URL (bounded by maxReissues), or waits.
+    for (let round = 0; round <= deps.settings.maxReissues + 2; round++) {
+      const row = store.media.get(mediaId);
+      if (row?.status !== 'pending') return { status: row?.status ?? 'missing' };
+      const config = store.media.config(row.runId);
+      if (!config) {
+        return end(row, 'MEDIA_SETTINGS_MISSING', `run ${row.runId} saves no media`, false);
+      }
+      if (now() > row.deadlineAt) {
+        const outcome = await pastDeadline(row);
+        if (outcome) {
+          if (outcome.kind === 'refreshed') continue;
+          return settle(row, outcome);
+        }
+      }
+      let error: MediaError;
+      try {
+        const saved = await deps.downloader.download({
+          url: row.sourceUrl,
+          kind: row.kind,
+          maxBytes: config.maxBytes,
+          dataDir: deps.dataDir,
+          root: mediaRoot(deps.dataDir, config.dir),
+          owner: deps.owner,
+          deadlineAt: row.deadlineAt,
+        });
+        await deps.write([
+          {
+            type: 'media-saved',
+            mediaId: row.id,
+            sourceUrl: row.sourceUrl,
+            resultUrl: row.resultUrl,
+            sha256: saved.sha256,
+            path: saved.relPath,
+            bytes: saved.bytes,
+            contentType: saved.contentType,
+            at: now(),
+          },
+        ]);
+        // Still pending: another result took its position during the download; the next round
+        // fetches what it points at now.
+        if (store.media.get(row.id)?.status === 'pending') continue;
+        return { status: 'saved' };
+      } catch (caught) {
+        error = asMediaError(caught);
+      }
+      if (error.next === 'fail') return end(row, error.code, error.message, true);
+      if (error.next === 'reissue') {
+        const outcome = await deps.reissuer.refresh(row, refusalCause(error, row, now()));
+        if (outcome.kind === 'refreshed') continue;
+        return settle(row, outcome);
+      }
+      return retryOrEnd(row, error);
+    }
+    throw new RetryLaterError('media item still has no usable URL', RETRY_BASE_MS);
+  }
+
+  /**
+   * A fresh URL for a row whose deadline passed, or undefined to try the old one while it
+   * lasts: when the row may have no more fresh URLs, and when none can be had now (no API key,
+   * the run's budget, a stopped run; or the call must wait) while the old one still works.
+   */
+  async function pastDeadline(row: MediaRow): Promise<ReissueOutcome | undefined> {
+    const lateMs = now() - row.deadlineAt;
+    const cause: ReissueCause = {
+      code: 'DEADLINE_PASSED',
+      message: `its download had not started ${formatMs(lateMs)} after its deadline`,
+      expired: true,
+    };
+    const lasts = () => row.expiresAt !== null && now() < row.expiresAt;
+    if (row.reissues >= deps.settings.maxReissues && lasts()) return undefined;
+    const outcome = await deps.reissuer.refresh(row, cause, { keepOnRefusal: lasts() });
+    // Asked again: the call may have taken long enough for the old URL to expire meanwhile.
+    if ((outcome.kind === 'unavailable' || outcome.kind === 'wait') && lasts()) return undefined;
+    if (outcome.kind === 'unavailable') {
+      await end(row, outcome.code, outcome.message, false);
+      return { kind: 'ended' };
+    }
+    return outcome;
+  }
+
+  function settle(row: MediaRow, outcome: ReissueOutcome): MediaRowResult {
+    if (outcome.kind === 'wait') {
+      throw new RetryLaterError(`fresh URL: ${outcome.reason}`, outcome.delayMs);
+    }
+    // `unavailable` comes only to a caller that asked for it (pastDeadline), which ends the row.
+    return { status: store.media.get(row.id)?.status ?? 'missing' };
+  }
+
+  async function end(
+    row: MediaRow,
+    code: string,
+    message: string,
+    attempted: boolean,
+  ): Promise<MediaRowResult> {
+    await deps.write([
+      {
+        type: 'media-ended',
+        mediaId: row.id,
+        status: 'failed',
+        code,
+        message,
+        attempted,
+        at: now(),
+      },
+    ]);
+    deps.logger.warn({ mediaId: row.id, runId: row.runId, code, message }, 'media not saved');
+    return { status: 'failed' };
+  }
+
+  /** Retries a transient failure later, within the deadline; fails it after `maxAttempts`. */
+  async function retryOrEnd(row: MediaRow, error: MediaError): Promise<MediaRowResult> {
+    const attempts = row.attempts + 1;
+    // Every fresh URL gets its own attempts.
+    if (attempts >= deps.settings.maxAttempts * (row.reissues + 1)) {
+      return end(row, error.code, `${error.message} (gave up after ${attempts} attempts)`, true);
+    }
+    await deps.write([{ type: 'media-retry', mediaId: row.id, at: now() }]);
+    const delayMs = backoffDelayMs({
+      attemptsMade: attempts,
+      random,
+      baseDelayMs: RETRY_BASE_MS,
+      maxDelayMs: RETRY_MAX_MS,
+      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+    });
+    // Never wait past the deadline (or, once it has passed, the expiry): the next try then
+    // starts with a fresh URL.
+    const until = now() <= row.deadlineAt ? row.deadlineAt : (row.expiresAt ?? row.deadlineAt);
+    throw new RetryLaterError(error.message, Math.max(0, Math.min(delayMs, until - now())));
+  }
+}
+
+function refusalCause(error: MediaError, row: MediaRow, nowMs: number): ReissueCause {
+  return {
+    code: error.hostCode ?? error.code,
+    message: error.message,
+    expired:
+      error.hostCode === 'ExpiredToken' || nowMs >= (row.expiresAt ?? Number.POSITIVE_INFINITY),
+  };
+}
+
+function formatMs(ms: number): string {
+  return ms < 10_000 ? `${ms} ms` : `${Math.round(ms / 1000)} s`;
+}

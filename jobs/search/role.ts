@@ -1,0 +1,145 @@
+/**
+ * The `search` role: BullMQ workers on the search queue running jobs/search/processor.ts, on any host
+ * that reaches Redis and the API. Failures the processor did not record itself (a job stalled
+ * too often, a bug, Redis trouble) are recorded here, so no task ends silently.
+ */
+import { type Job, type Queue, RateLimitError, UnrecoverableError, Worker } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { StoreEvent, TaskEvent } from '../../src/events/store.ts';
+import { type HarvestKeys, parseSearchJobId, QUEUES } from '../../src/queue/names.ts';
+import { backoffStrategy, isRecorded } from '../../src/queue/retry.ts';
+import { lostCallsOf } from '../lost-calls.ts';
+import type { RoleContext, RoleHandle } from '../role.ts';
+import { createSearchProcessor } from './processor.ts';
+
+export interface SearchRoleOptions {
+  /** Search jobs in flight at once in this process. Default 16. */
+  concurrency?: number;
+  /** How long a job's lock lives without renewal, in ms. Default 30000. */
+  lockDurationMs?: number;
+  /** How often stalled jobs are looked for, in ms. Default 15000. */
+  stalledIntervalMs?: number;
+  /** Times a search job may come back after its worker died before it fails. Default 100. */
+  maxStalledCount?: number;
+  /** Calls of one task lost with dead workers before it fails as WORKER_CRASHED. Default 3. */
+  maxLostCalls?: number;
+}
+
+/** Search slots per BullMQ worker (see startSearchRole). */
+export const SLOTS_PER_WORKER = 16;
+
+/** Splits `concurrency` into near-equal slices of at most `max`: 40, 16 -> [14, 13, 13]. */
+export function splitConcurrency(concurrency: number, max: number): number[] {
+  const total = Math.max(1, Math.floor(concurrency));
+  const parts = Math.ceil(total / max);
+  const base = Math.floor(total / parts);
+  return Array.from({ length: parts }, (_, i) => base + (i < total % parts ? 1 : 0));
+}
+
+/** Pauses the search queue for a reason a human can act on, visible to `harvest status`. */
+export async function pauseSearchQueue(
+  queue: Queue,
+  redis: Redis,
+  keys: HarvestKeys,
+  code: string,
+  reason: string,
+): Promise<void> {
+  await redis.set(keys.pausedReason, JSON.stringify({ code, reason, at: Date.now() }));
+  await queue.pause();
+}
+
+export async function startSearchRole(
+  ctx: RoleContext,
+  options: SearchRoleOptions = {},
+): Promise<RoleHandle> {
+  const { client, log } = ctx;
+  if (!client) throw new Error('the search role needs an API client');
+  const processor = createSearchProcessor({
+    client,
+    record: ctx.record,
+    budget: ctx.budget,
+    inflight: ctx.inflight,
+    keys: ctx.keys,
+    rate: ctx.rate,
+    pause: (code, reason) => pauseSearchQueue(ctx.searchQueue, ctx.redis, ctx.keys, code, reason),
+    lostCalls: (jobId) => lostCallsOf(ctx.redis, ctx.keys, jobId),
+    ...(ctx.store
+      ? { taskDone: (runId, key) => ctx.store?.tasks.get(runId, key)?.status === 'done' }
+      : {}),
+    maxLostCalls: options.maxLostCalls ?? 3,
+    stopReason: (runId) => ctx.stoppedRuns.confirmedReason(runId),
+    workerId: ctx.workerId,
+    logger: log,
+  });
+  // Several BullMQ workers share the concurrency: a BullMQ worker fetches jobs one round trip
+  // at a time until all its slots are full and only then starts them, so one worker with 256
+  // slots sits idle for hundreds of ms whenever Redis is busy (while a run is enqueued, say).
+  // Slices of SLOTS_PER_WORKER start work after a few round trips.
+  const workers = splitConcurrency(options.concurrency ?? 16, SLOTS_PER_WORKER).map((slots) => {
+    const worker = new Worker(QUEUES.search, processor, {
+      connection: ctx.connection,
+      prefix: ctx.prefix,
+      concurrency: slots,
+      lockDuration: options.lockDurationMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? 15_000,
+      // A worker killed mid-call is not the job's fault: let it come back many times (a task
+      // whose calls keep dying with their workers is stopped by maxLostCalls instead).
+      maxStalledCount: options.maxStalledCount ?? 100,
+      settings: { backoffStrategy },
+    });
+    worker.on('failed', (job, error) => void recordUnexpectedFailure(ctx, job, error));
+    worker.on('error', (error) => log.error({ err: error }, 'search worker error'));
+    return worker;
+  });
+  // Urgent media in this process comes first: no new search starts while it waits.
+  const stopGate = ctx.searchGate.onChange((held) => {
+    for (const w of workers) {
+      const change = held ? w.pause(true) : w.resume();
+      change.catch((error: unknown) => log.warn({ err: error }, 'could not pause or resume'));
+    }
+    log.debug({ held }, held ? 'searches wait for urgent media' : 'searches go on');
+  });
+  return {
+    close: async () => {
+      stopGate();
+      await Promise.all(workers.map((w) => w.close()));
+    },
+  };
+}
+
+/** Failures the processor did not record itself (stalled too often, a bug, Redis trouble). */
+async function recordUnexpectedFailure(
+  ctx: RoleContext,
+  job: Job | undefined,
+  error: Error,
+): Promise<void> {
+  if (!job || isRecorded(error) || error instanceof RateLimitError) return;
+  const data = job.data as { runId?: string; taskKey?: string };
+  const ids =
+    data.runId && data.taskKey
+      ? { runId: data.runId, taskKey: data.taskKey }
+      : job.id
+        ? parseSearchJobId(job.id)
+        : undefined;
+  if (!ids) {
+    ctx.log.error({ err: error, jobId: job.id }, 'a job harvest did not make failed');
+    return;
+  }
+  const final = error instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
+  const event: TaskEvent = {
+    type: 'task',
+    ...ids,
+    status: final ? 'failed' : 'retrying',
+    attempts: job.attemptsMade,
+    // A job whose workers stopped during it more than maxStalledCount times is failed by the
+    // next worker that takes it, with BullMQ's reason in `deferredFailure`.
+    errorCode: job.deferredFailure ? 'STALLED' : 'WORKER_ERROR',
+    errorMessage: error.message,
+    at: Date.now(),
+  };
+  ctx.log.error({ err: error, jobId: job.id }, 'search job failed outside the API call');
+  const events: StoreEvent[] = [event];
+  await ctx
+    .record(events)
+    .catch((e: unknown) => ctx.log.error({ err: e }, 'could not record failure'));
+}

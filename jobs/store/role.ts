@@ -1,0 +1,107 @@
+/**
+ * The `store` role: the worker of the store queue, on the host that owns the database. It
+ * hands the events of search workers in other processes to the database's one writer. Store
+ * jobs that used up their attempts are kept in the failed set, never deleted (each may be the
+ * only record of billed calls), and are sent back to the queue whenever a store role starts.
+ *
+ * It also runs the feeder (src/run/feed/feeder.ts), which tops the search queue up from SQLite for
+ * runs larger than the queue window; of all the store roles, the one holding its lease feeds.
+ */
+import { Worker } from 'bullmq';
+import { doneSearchJobKeys, markJobsDone } from '../../src/queue/inflight.ts';
+import { QUEUES } from '../../src/queue/names.ts';
+import { backoffStrategy } from '../../src/queue/retry.ts';
+import { Feeder, type FeederOptions } from '../../src/run/feed/feeder.ts';
+import type { RoleContext, RoleHandle } from '../role.ts';
+import { createStoreProcessor, STORE_BATCH_JOBS } from './processor.ts';
+import { redriveFailedStoreJobs } from './sink.ts';
+
+/** Calls of known cost among `events` (not LOST), to settle with their run's budget. */
+export function callsToSettle(
+  events: readonly unknown[],
+): Array<{ runId: string; callId: string; credits: number }> {
+  const calls: Array<{ runId: string; callId: string; credits: number }> = [];
+  for (const e of events) {
+    const c = e as { type?: unknown; runId?: unknown; callId?: unknown; outcome?: unknown };
+    const credits = (e as { creditsUsed?: unknown }).creditsUsed;
+    if (c.type !== 'call' || c.outcome === 'LOST' || typeof credits !== 'number') continue;
+    if (typeof c.runId !== 'string' || typeof c.callId !== 'string') continue;
+    calls.push({ runId: c.runId, callId: c.callId, credits });
+  }
+  return calls;
+}
+
+export async function startStoreRole(
+  ctx: RoleContext,
+  feeding: FeederOptions | undefined,
+): Promise<RoleHandle> {
+  const { writer, store, log } = ctx;
+  if (!writer || !store) throw new Error('the store role needs the database');
+  const redriven = await redriveFailedStoreJobs(ctx.storeQueue);
+  if (redriven > 0) log.warn({ jobs: redriven }, 'store jobs that had failed for good are retried');
+  const processor = createStoreProcessor(writer, log, {
+    hasRun: (runId) => store.runs.get(runId) !== undefined,
+    dbPath: store.path,
+    // A search worker killed after its record reached the store queue, before its job ended,
+    // must not have the task searched again (its job says the task is done), nor its call's
+    // worst case stay reserved (its budget is settled here, as the worker would have: the
+    // settle is idempotent, so the worker's own, or a lost call's mark, changes nothing more).
+    committed: async (events) => {
+      await markJobsDone(ctx.redis, doneSearchJobKeys(ctx.prefix, events));
+      // One read per run of the batch, not one per call.
+      const hasBudget = new Map<string, boolean>();
+      const budgeted = callsToSettle(events).filter((call) => {
+        let known = hasBudget.get(call.runId);
+        if (known === undefined) {
+          known = store.runs.get(call.runId)?.maxCredits != null;
+          hasBudget.set(call.runId, known);
+        }
+        return known;
+      });
+      // Sent together: one round trip for the batch, not one per call.
+      await Promise.all(
+        budgeted.map((call) =>
+          ctx.budget.settle(call.runId, call.callId, call.credits, { journal: ctx.keys.inflight }),
+        ),
+      );
+    },
+  });
+  const worker = new Worker(QUEUES.store, processor, {
+    connection: ctx.connection,
+    prefix: ctx.prefix,
+    // Jobs in hand at once; those that arrive together share one transaction.
+    concurrency: STORE_BATCH_JOBS,
+    maxStalledCount: 100,
+    settings: { backoffStrategy },
+  });
+  worker.on('error', (error) => log.error({ err: error }, 'store worker error'));
+  worker.on('failed', (job, error) => {
+    const last = job !== undefined && job.attemptsMade >= (job.opts.attempts ?? 1);
+    log.error(
+      { err: error, jobId: job?.id, attemptsMade: job?.attemptsMade },
+      last
+        ? 'store job failed for good: its events are kept in the store queue and retried when a store worker starts or a run resumes'
+        : 'store job failed; it will be retried',
+    );
+  });
+  const feeder = feeding
+    ? new Feeder(
+        {
+          store,
+          queue: ctx.searchQueue,
+          redis: ctx.redis,
+          keys: ctx.keys,
+          owner: ctx.workerId,
+          log,
+        },
+        feeding,
+      )
+    : undefined;
+  feeder?.start();
+  return {
+    async close() {
+      await feeder?.stop();
+      await worker.close();
+    },
+  };
+}

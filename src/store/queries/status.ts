@@ -1,0 +1,81 @@
+/** `runStatus`: everything `harvest status` shows about one run, from one read transaction. */
+import type { Database } from 'better-sqlite3';
+import type { CallError, CallSummary, CallsTable } from '../calls.ts';
+import type { NotificationRow, NotificationsTable } from '../notifications.ts';
+import type { ResultsTable } from '../results.ts';
+import type { RunRow, RunsTable } from '../runs.ts';
+import type { SeenUrlsTable } from '../seen-urls.ts';
+import type { TaskCounts, TasksTable } from '../tasks.ts';
+import type { MediaReports, MediaSummary } from './media-report.ts';
+
+export interface RunStatusReport {
+  run: RunRow;
+  tasks: TaskCounts;
+  calls: CallSummary;
+  /** Result rows stored for the run. */
+  results: number;
+  /** Results new to the pipeline: URLs it saw for the first time in this run. */
+  newUrls: number;
+  /** Credits left under `maxCredits` (never below 0); null when the run has no budget. */
+  creditsRemaining: number | null;
+  /** The webhook of a scheduled run (`schedule.notify`) and how its delivery went; else null. */
+  notification: NotificationRow | null;
+  /** The run's media: saved of requested, pending, and the deadline due first; null when it saves none. */
+  media: MediaSummary | null;
+  errors: {
+    /** Failed calls per error code. */
+    callsByCode: Record<string, number>;
+    /** Failed tasks per last error code. */
+    failedTasksByCode: Record<string, number>;
+    /** Most recent failed calls, newest first. */
+    recent: CallError[];
+  };
+}
+
+export interface RunStatusOptions {
+  /** How many recent failed calls to include; default 5. */
+  recentErrors?: number;
+}
+
+interface Tables {
+  runs: RunsTable;
+  tasks: TasksTable;
+  calls: CallsTable;
+  results: ResultsTable;
+  seenUrls: SeenUrlsTable;
+  notifications: NotificationsTable;
+  mediaSummary: MediaReports['mediaSummary'];
+}
+
+export type RunStatusFn = (
+  runId: string,
+  options?: RunStatusOptions,
+) => RunStatusReport | undefined;
+
+export function createRunStatus(db: Database, t: Tables): RunStatusFn {
+  // One deferred transaction, so all figures come from the same snapshot.
+  return db.transaction((runId: string, options: RunStatusOptions = {}) => {
+    const run = t.runs.get(runId);
+    if (!run) return undefined;
+    const calls = t.calls.summary(runId);
+    const callsByCode = Object.fromEntries(
+      Object.entries(calls.byOutcome).filter(([outcome]) => outcome !== 'ok'),
+    );
+    return {
+      run,
+      tasks: t.tasks.counts(runId),
+      calls,
+      results: t.results.count(runId),
+      newUrls: t.seenUrls.countFirstSeenIn(runId),
+      creditsRemaining:
+        run.maxCredits === null ? null : Math.max(0, run.maxCredits - calls.creditsUsed),
+      notification: t.notifications.get(runId) ?? null,
+      media: t.mediaSummary(runId) ?? null,
+      errors: {
+        callsByCode,
+        failedTasksByCode: t.tasks.failedByCode(runId),
+        recent: t.calls.recentErrors(runId, options.recentErrors ?? 5),
+      },
+    };
+  });
+}
