@@ -3,11 +3,11 @@ import { createApiClient } from '../src/api/index.ts';
 import type { Settings } from '../src/config.ts';
 import { UsageError } from '../src/errors.ts';
 import type { Logger } from '../src/log.ts';
+import type { PoolMetrics } from '../src/metrics/pool.ts';
 import type { FeederOptions } from '../src/run/feed/feeder.ts';
 import type { Store } from '../src/store/index.ts';
 import type { MediaRoleOptions } from './media/role.ts';
 import { type Pool, type Role, startPool } from './pool.ts';
-import type { PoolMetrics } from './role.ts';
 import type { RunsRoleOptions } from './runs/role.ts';
 
 export interface LocalPoolOptions {

@@ -18,9 +18,9 @@ import type { Redis } from 'ioredis';
 import { backoffDelayMs } from '../src/api/backoff.ts';
 import type { StoreEvent } from '../src/events/store.ts';
 import type { Logger } from '../src/log.ts';
+import { queueWrite, type WriteEvents } from '../src/queue/store-queue.ts';
 import { directWriter, type EventWriter, type Store } from '../src/store/index.ts';
 import { StoreWriterThread } from '../src/store/writer/thread.ts';
-import { queueWrite, type WriteEvents } from './store/sink.ts';
 
 /**
  * The database's one writer in this pool: a thread whenever the pool has the store role. With

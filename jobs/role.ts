@@ -7,27 +7,19 @@ import type { Redis } from 'ioredis';
 import type { ApiClient } from '../src/api/index.ts';
 import type { StoreEvent } from '../src/events/store.ts';
 import type { Logger } from '../src/log.ts';
+import type { PoolMetrics } from '../src/metrics/pool.ts';
 import type { Budget } from '../src/queue/budget.ts';
 import type { InflightJournal } from '../src/queue/inflight.ts';
 import type { HarvestKeys } from '../src/queue/names.ts';
 import type { RateController } from '../src/queue/rate/controller.ts';
 import type { StoppedRuns } from '../src/queue/stopped-runs.ts';
-import type { EventWriter, NotificationState, Store, TickOutcome } from '../src/store/index.ts';
+import type { EventWriter, Store } from '../src/store/index.ts';
 import type { SearchGate } from './search/gate.ts';
 
 /**
  * What a pool tells its Prometheus metrics (src/metrics/registry.ts), when it serves any:
  * what only this process knows. Everything else is read when scraped.
  */
-export interface PoolMetrics {
-  /** Events this pool made durable; its calls are counted from them. */
-  recorded(events: readonly StoreEvent[]): void;
-  /** A tick the runs role handled, by what was recorded of it. */
-  tick(outcome: TickOutcome): void;
-  /** A webhook delivery attempt, by the state it left. */
-  notification(state: NotificationState): void;
-}
-
 export interface RoleContext {
   workerId: string;
   /** Redis key prefix of every queue. */

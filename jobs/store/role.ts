@@ -11,10 +11,10 @@ import { Worker } from 'bullmq';
 import { doneSearchJobKeys, markJobsDone } from '../../src/queue/inflight.ts';
 import { QUEUES } from '../../src/queue/names.ts';
 import { backoffStrategy } from '../../src/queue/retry.ts';
+import { redriveFailedStoreJobs } from '../../src/queue/store-queue.ts';
 import { Feeder, type FeederOptions } from '../../src/run/feed/feeder.ts';
 import type { RoleContext, RoleHandle } from '../role.ts';
 import { createStoreProcessor, STORE_BATCH_JOBS } from './processor.ts';
-import { redriveFailedStoreJobs } from './sink.ts';
 
 /** Calls of known cost among `events` (not LOST), to settle with their run's budget. */
 export function callsToSettle(

@@ -5,8 +5,16 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { StoredFileRef } from '../store/index.ts';
 import { hashFile, isContentPath } from './storage.ts';
+
+/** A file that saved rows point at, as the store lists them. */
+export interface StoredFileRef {
+  path: string;
+  sha256: string;
+  bytes: number;
+  /** Saved rows pointing at the file. */
+  rows: number;
+}
 
 export interface VerifyProblem {
   path: string;

@@ -4,12 +4,12 @@
  * other command.
  */
 
-import type { PoolMetrics } from '../../jobs/role.ts';
 import type { Settings } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { createRedis } from '../queue/connection.ts';
 import { harvestKeys } from '../queue/names.ts';
 import type { Store } from '../store/index.ts';
+import type { PoolMetrics } from './pool.ts';
 import { createWorkerMetrics } from './registry.ts';
 import { serveMetrics } from './server.ts';
 

@@ -7,10 +7,10 @@
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Counter, collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import type { PoolMetrics } from '../../jobs/role.ts';
 import type { Logger } from '../log.ts';
 import { type HarvestKeys, QUEUES } from '../queue/names.ts';
 import { NOTIFICATION_STATES, type Store, type StoreEvent, TICK_OUTCOMES } from '../store/index.ts';
+import type { PoolMetrics } from './pool.ts';
 import { allowedRatePerSec } from './rate.ts';
 
 export interface MetricsSources {

@@ -3,7 +3,6 @@
  * so a Redis that lost everything costs a resume, not a run.
  */
 
-import { redriveFailedStoreJobs } from '../../jobs/store/sink.ts';
 import { estimateSearchCredits, type SearchRequest } from '../contract/index.ts';
 import { HarvestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -23,6 +22,7 @@ import { removeFailedJobs } from '../queue/enqueue.ts';
 import { newRunId, searchJobId } from '../queue/names.ts';
 import { RateController } from '../queue/rate/controller.ts';
 import { liveTaskKeys, StoppedRuns } from '../queue/stopped-runs.ts';
+import { redriveFailedStoreJobs } from '../queue/store-queue.ts';
 import type { RunTrigger } from '../store/runs.ts';
 import { enqueueRun } from './enqueue-run.ts';
 import { FeedState } from './feed/state.ts';

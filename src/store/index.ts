@@ -1,6 +1,7 @@
 /** The harvest SQLite store: the only module that speaks SQL. */
 
 export * from '../events/store.ts';
+export type { StoredFileRef } from '../media/verify.ts';
 export type { ApplyEvents, ApplyReport, RejectedEvent } from './apply-events.ts';
 export type { CallError, CallSummary, CallsTable, CallTotals } from './calls.ts';
 export type { Clock } from './clock.ts';
@@ -53,7 +54,6 @@ export type {
   MediaFailure,
   MediaReports,
   MediaSummary,
-  StoredFileRef,
 } from './queries/media-report.ts';
 export type {
   CreditsByRunOptions,

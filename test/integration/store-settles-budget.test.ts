@@ -6,11 +6,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { queueWrite } from '../../jobs/store/sink.ts';
 import { newCallId } from '../../src/events/ids.ts';
 import type { StoreEvent } from '../../src/events/store.ts';
 import { Budget } from '../../src/queue/budget.ts';
 import { InflightJournal } from '../../src/queue/inflight.ts';
+import { queueWrite } from '../../src/queue/store-queue.ts';
 import { startRun } from '../../src/run/start.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 

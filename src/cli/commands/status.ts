@@ -2,12 +2,12 @@
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
-import type { WaitingRecords } from '../../../jobs/store/sink.ts';
 import { maskUrl, type Settings } from '../../config.ts';
 import { HarvestError } from '../../errors.ts';
 import { assertRedisReachable, createRedis } from '../../queue/connection.ts';
 import { liveWorkersWithRole } from '../../queue/inflight.ts';
 import { harvestKeys, QUEUES } from '../../queue/names.ts';
+import type { WaitingRecords } from '../../queue/store-queue.ts';
 import {
   FINISHED_RUN_STATUSES,
   type NotificationRow,
@@ -141,7 +141,7 @@ async function queueState(settings: Settings, runId?: string): Promise<QueueStat
   const [{ Queue }, { pausedReason }, { waitingRecords }] = await Promise.all([
     import('bullmq'),
     import('../../run/runtime.ts'),
-    import('../../../jobs/store/sink.ts'),
+    import('../../queue/store-queue.ts'),
   ]);
   const connection = { connection: redis, prefix: settings.queuePrefix };
   const searchQueue = new Queue(QUEUES.search, connection);

@@ -2,8 +2,10 @@
  * What `harvest media`, `harvest media verify`, `harvest status` and the run summary read of
  * the media tables.
  */
+
 import type { Database } from 'better-sqlite3';
 import { MEDIA_KINDS, type MediaKind } from '../../media/kinds.ts';
+import type { StoredFileRef } from '../../media/verify.ts';
 import { MEDIA_STATUSES, type MediaStatus } from '../media.ts';
 
 /** A run's media in one row: what `harvest status` and progress show. */
@@ -41,14 +43,6 @@ export interface MediaCounts {
   files: number;
   bytesStored: number;
   failures: MediaFailure[];
-}
-
-export interface StoredFileRef {
-  path: string;
-  sha256: string;
-  bytes: number;
-  /** Saved rows pointing at the file. */
-  rows: number;
 }
 
 export interface MediaReports {
