@@ -4,7 +4,7 @@
  * whose jobs were live at the resume, some of which complete (leave Redis) while their events
  * still wait in the store queue.
  * Search workers on other hosts (roles search), `harvest run --resume RUN --wait` feeding
- * (preferred feeder, as run-command does), no store role committing yet. And a run resumed
+ * (preferred feeder, as `harvest run` does), no store role committing yet. And a run resumed
  * again and again while a store role feeds it: a page its feeder adds during a resume, under
  * the run's old feed entry, must not escape the resume's read of the live jobs. And a resume
  * that fails midway (a disk error) leaves the run fed as it was.
@@ -50,7 +50,7 @@ describe('resume of a fed run during live jobs', () => {
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
     await sleep(100); // the first window (10 jobs) is held by the search workers
     await resumeRun(h.runtime, runId, { logger: h.logger });
-    // What `run --resume --wait` starts (src/cli/run-command.ts #startFeeder).
+    // What `run --resume --wait` starts (src/cli/actions/run.ts #startFeeder).
     feeder = new Feeder(
       {
         store: h.runtime.store,

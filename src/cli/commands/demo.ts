@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { assertRedisReachable } from '../../queue/connection.ts';
 import type { CommandContext } from '../context.ts';
-import { positiveInt } from './run.ts';
+import { positiveInt } from '../flags.ts';
 
 // From src/cli/commands/ (or dist/src/cli/commands/ when compiled) up to the package's root.
 const ROOT = new URL(
@@ -42,7 +42,7 @@ export function registerDemo(program: Command, ctx: CommandContext): void {
       });
       process.stderr.write(`sandbox listening on ${sandbox.url}\n`);
       try {
-        const { runCommand } = await import('../run-command.ts');
+        const { runCommand } = await import('../actions/run.ts');
         process.exitCode = await runCommand({ settings: () => settings }, file, {
           local: true,
           wait: true,

@@ -19,7 +19,7 @@ export function registerMedia(program: Command, ctx: CommandContext): void {
       '\nExamples:\n  harvest media\n  harvest media 20261122T101500-a1b2 --json\n  harvest media verify            # re-hash every saved file; exit 1 if one is missing or corrupt',
     )
     .action(async (runId: string | undefined, opts: MediaOptions) => {
-      const { mediaListing } = await import('../media-command.ts');
+      const { mediaListing } = await import('../actions/media.ts');
       await mediaListing(ctx.settings(), runId, opts.json === true);
     });
   media
@@ -34,7 +34,7 @@ export function registerMedia(program: Command, ctx: CommandContext): void {
       '\nExamples:\n  harvest media verify\n  harvest media verify 20261122T101500-a1b2 --json',
     )
     .action(async (runId: string | undefined, _opts: MediaOptions, command: Command) => {
-      const { mediaVerify } = await import('../media-command.ts');
+      const { mediaVerify } = await import('../actions/media.ts');
       // `--json` after `verify` may be taken by `media` itself: read both.
       const json = (command.optsWithGlobals() as MediaOptions).json === true;
       process.exitCode = await mediaVerify(ctx.settings(), runId, json);

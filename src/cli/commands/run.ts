@@ -1,33 +1,9 @@
 /** `harvest run`: record a run, enqueue its tasks, and optionally follow it (or work it here). */
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
-import type { Progress } from '../../run/wait.ts';
+import type { RunOptions } from '../actions/run.ts';
 import type { CommandContext } from '../context.ts';
-import { EXIT } from '../exit-codes.ts';
 import { positiveInt } from '../flags.ts';
-
-/** Kept here too: other commands import it from this module. */
-export { positiveInt };
-
-/**
- * Exit codes: 0 every task done (and its media saved, when followed), 1 some task failed or
- * some media was not saved, 4 not finished (paused for the API key, interrupted, cancelled, or
- * no longer followed).
- */
-export function exitCodeFor(p: Progress): number {
-  if (p.status !== 'completed' && p.status !== 'failed') return EXIT.NOT_FINISHED;
-  const mediaLost = (p.media?.failed ?? 0) + (p.media?.expired ?? 0);
-  return p.failed === 0 && mediaLost === 0 && p.status === 'completed' ? EXIT.OK : EXIT.FAILED;
-}
-
-export interface RunOptions {
-  wait?: boolean;
-  local?: boolean;
-  concurrency?: number;
-  resume?: string;
-  retryFailed?: boolean;
-  json?: boolean;
-}
 
 export function registerRun(program: Command, ctx: CommandContext): void {
   program
@@ -74,7 +50,7 @@ Examples:
           "-c goes with --local (workers elsewhere take theirs from `harvest worker -c`; a run's own limit is its pipeline's run.concurrency)",
         );
       }
-      const { runCommand } = await import('../run-command.ts');
+      const { runCommand } = await import('../actions/run.ts');
       process.exitCode = await runCommand(ctx, file, opts);
     });
 }

@@ -1,18 +1,8 @@
 /** `harvest schedule apply|ls|rm`: pipelines' schedules as BullMQ job schedulers. */
 import type { Command } from 'commander';
+import type { ApplyOptions, ListOptions } from '../actions/schedule.ts';
 import type { CommandContext } from '../context.ts';
-import { positiveInt } from './run.ts';
-
-export interface ApplyOptions {
-  prune?: boolean;
-  dryRun?: boolean;
-  json?: boolean;
-}
-
-export interface ListOptions {
-  json?: boolean;
-  next: number;
-}
+import { positiveInt } from '../flags.ts';
 
 export function registerSchedule(program: Command, ctx: CommandContext): void {
   const schedule = program
@@ -37,7 +27,7 @@ Examples:
   harvest schedule apply pipelines/ --prune --dry-run`,
     )
     .action(async (paths: string[], opts: ApplyOptions) => {
-      const { applyCommand } = await import('../schedule-command.ts');
+      const { applyCommand } = await import('../actions/schedule.ts');
       await applyCommand(ctx.settings(), paths, opts);
     });
 
@@ -51,7 +41,7 @@ Examples:
       '\nExamples:\n  harvest schedule ls\n  harvest schedule ls --next 10 --json',
     )
     .action(async (opts: ListOptions) => {
-      const { listCommand } = await import('../schedule-command.ts');
+      const { listCommand } = await import('../actions/schedule.ts');
       await listCommand(ctx.settings(), opts);
     });
 
@@ -62,7 +52,7 @@ Examples:
     .option('--json', 'machine-readable output')
     .addHelpText('after', '\nExamples:\n  harvest schedule rm weekly-research')
     .action(async (name: string, opts: { json?: boolean }) => {
-      const { removeCommand } = await import('../schedule-command.ts');
+      const { removeCommand } = await import('../actions/schedule.ts');
       await removeCommand(ctx.settings(), name, opts);
     });
 }

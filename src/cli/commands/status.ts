@@ -16,9 +16,9 @@ import {
 } from '../../store/index.ts';
 import type { CommandContext } from '../context.ts';
 import { EXIT } from '../exit-codes.ts';
+import { positiveInt } from '../flags.ts';
 import { formatMediaSummary } from '../media-format.ts';
 import { queuesQuiet } from '../queue-probe.ts';
-import { positiveInt } from './run.ts';
 
 /**
  * True when nothing is at `file` yet. A path that cannot be looked at (its folder is a file,

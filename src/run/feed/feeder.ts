@@ -32,7 +32,7 @@ export interface FeederOptions {
   leaseMs?: number;
   /**
    * Ask for the lease before other feeders: the holder lets go of it after its current round.
-   * `run --wait` feeds so while it waits (src/cli/run-command.ts). Default false.
+   * `run --wait` feeds so while it waits (src/cli/actions/run.ts). Default false.
    */
   preferred?: boolean;
 }

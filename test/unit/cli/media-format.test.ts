@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { exitCodeFor } from '../../../src/cli/commands/run.ts';
-import { formatBytes, formatMediaCounts } from '../../../src/cli/media-command.ts';
+import { formatBytes, formatMediaCounts } from '../../../src/cli/actions/media.ts';
+import { exitCodeFor } from '../../../src/cli/actions/run.ts';
 import { formatMediaSummary, relativeTime } from '../../../src/cli/media-format.ts';
 import { formatProgressLine, formatSummary } from '../../../src/cli/progress.ts';
 import type { Progress } from '../../../src/run/wait.ts';

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { mediaVerify } from '../../../src/cli/media-command.ts';
+import { mediaVerify } from '../../../src/cli/actions/media.ts';
 import { openStore, type Store } from '../../../src/store/index.ts';
 import { testSettings } from '../../helpers/settings.ts';
 import { resultsEvent, seedRun, webItem } from '../store/helpers.ts';

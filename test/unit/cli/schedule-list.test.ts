@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeSchedule } from '../../../src/cli/schedule-command.ts';
+import { describeSchedule } from '../../../src/cli/actions/schedule.ts';
 import type { TickRow } from '../../../src/store/index.ts';
 
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0); // a Monday

@@ -3,7 +3,7 @@
  * URL first, and a retry or re-issue of unknown cost is shown as unknown, never as zero credits.
  */
 import { describe, expect, it } from 'vitest';
-import { formatMediaCounts } from '../../../src/cli/media-command.ts';
+import { formatMediaCounts } from '../../../src/cli/actions/media.ts';
 import { buildCostReport } from '../../../src/report/costs/build.ts';
 import { renderTable } from '../../../src/report/costs/text.ts';
 import { type ExportOptions, runExport } from '../../../src/report/export/run-export.ts';

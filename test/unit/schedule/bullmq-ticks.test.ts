@@ -6,7 +6,7 @@
  */
 import { getNextMillis } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { describeSchedule } from '../../../src/cli/schedule-command.ts';
+import { describeSchedule } from '../../../src/cli/actions/schedule.ts';
 import { nextTimes } from '../../../src/schedule/times.ts';
 
 /** The ticks BullMQ fires, one after another, starting after `fromMs`. */

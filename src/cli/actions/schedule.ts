@@ -8,29 +8,28 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Queue } from 'bullmq';
 import { parse as parseYaml } from 'yaml';
-import type { Settings } from '../config.ts';
-import { HarvestError, UsageError } from '../errors.ts';
-import { assertRedisReachable, createRedis } from '../queue/connection.ts';
-import { loadValidPipeline } from '../run/start.ts';
+import type { Settings } from '../../config.ts';
+import { HarvestError, UsageError } from '../../errors.ts';
+import { assertRedisReachable, createRedis } from '../../queue/connection.ts';
+import { loadValidPipeline } from '../../run/start.ts';
 import {
   type AppliedPipeline,
   appliedPipeline,
   duplicateNames,
   planScheduleChanges,
   type ScheduleAction,
-} from '../schedule/plan.ts';
+} from '../../schedule/plan.ts';
 import {
   applyScheduleActions,
   openRunsQueue,
   readSchedules,
   removeSchedule,
   type ScheduleInfo,
-} from '../schedule/schedulers.ts';
-import { DEFAULT_TZ, formatInZone, isoInZone, upcomingTimes } from '../schedule/times.ts';
-import { openStore, type TickRow } from '../store/index.ts';
-import type { ApplyOptions, ListOptions } from './commands/schedule.ts';
-import { resolvePipelinePaths } from './commands/validate.ts';
-import { EXIT } from './exit-codes.ts';
+} from '../../schedule/schedulers.ts';
+import { DEFAULT_TZ, formatInZone, isoInZone, upcomingTimes } from '../../schedule/times.ts';
+import { openStore, type TickRow } from '../../store/index.ts';
+import { resolvePipelinePaths } from '../commands/validate.ts';
+import { EXIT } from '../exit-codes.ts';
 
 function print(text: string): void {
   process.stdout.write(`${text}\n`);
@@ -74,6 +73,17 @@ async function readPipelines(paths: readonly string[]): Promise<AppliedPipeline[
     );
   }
   return applied;
+}
+
+export interface ApplyOptions {
+  prune?: boolean;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+export interface ListOptions {
+  json?: boolean;
+  next: number;
 }
 
 export async function applyCommand(

@@ -6,26 +6,46 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startLocalPool } from '../../jobs/local.ts';
-import type { Pool } from '../../jobs/pool.ts';
-import { createApiClient } from '../api/index.ts';
-import type { Settings } from '../config.ts';
-import { UsageError } from '../errors.ts';
-import { createLogger, type Logger } from '../log.ts';
-import { Feeder } from '../run/feed/feeder.ts';
-import { liftKeyPauseIfFixed } from '../run/key-pause.ts';
-import { openRuntime, type Runtime } from '../run/runtime.ts';
-import { type LoadedPipeline, loadValidPipeline, resumeRun, startRun } from '../run/start.ts';
-import { stopRun } from '../run/stop.ts';
-import { waitForRun } from '../run/wait.ts';
-import { replacedError } from '../store/db.ts';
-import { exitCodeFor, type RunOptions } from './commands/run.ts';
-import type { CommandContext } from './context.ts';
-import { EXIT } from './exit-codes.ts';
-import { printMigration } from './migration-notice.ts';
-import { createProgressView, formatSummary } from './progress.ts';
-import { isRedisConnectionLog, type RedisWatch, watchRedis } from './redis-watch.ts';
-import { onStopSignals, restoreTerminal } from './signals.ts';
+import { startLocalPool } from '../../../jobs/local.ts';
+import type { Pool } from '../../../jobs/pool.ts';
+import { createApiClient } from '../../api/index.ts';
+import type { Settings } from '../../config.ts';
+import { UsageError } from '../../errors.ts';
+import { createLogger, type Logger } from '../../log.ts';
+import { Feeder } from '../../run/feed/feeder.ts';
+import { liftKeyPauseIfFixed } from '../../run/key-pause.ts';
+import { openRuntime, type Runtime } from '../../run/runtime.ts';
+import { type LoadedPipeline, loadValidPipeline, resumeRun, startRun } from '../../run/start.ts';
+import { stopRun } from '../../run/stop.ts';
+import type { Progress } from '../../run/wait.ts';
+import { waitForRun } from '../../run/wait.ts';
+import { replacedError } from '../../store/db.ts';
+import type { CommandContext } from '../context.ts';
+import { EXIT } from '../exit-codes.ts';
+import { printMigration } from '../migration-notice.ts';
+import { createProgressView, formatSummary } from '../progress.ts';
+import { isRedisConnectionLog, type RedisWatch, watchRedis } from '../redis-watch.ts';
+import { onStopSignals, restoreTerminal } from '../signals.ts';
+
+/**
+ * Exit codes: 0 every task done (and its media saved, when followed), 1 some task failed or
+ * some media was not saved, 4 not finished (paused for the API key, interrupted, cancelled, or
+ * no longer followed).
+ */
+export function exitCodeFor(p: Progress): number {
+  if (p.status !== 'completed' && p.status !== 'failed') return EXIT.NOT_FINISHED;
+  const mediaLost = (p.media?.failed ?? 0) + (p.media?.expired ?? 0);
+  return p.failed === 0 && mediaLost === 0 && p.status === 'completed' ? EXIT.OK : EXIT.FAILED;
+}
+
+export interface RunOptions {
+  wait?: boolean;
+  local?: boolean;
+  concurrency?: number;
+  resume?: string;
+  retryFailed?: boolean;
+  json?: boolean;
+}
 
 /** Set once Redis has come back without the run's jobs: their errors are expected then. */
 const lostJobs = { value: false };

@@ -1,12 +1,12 @@
 /** What `harvest media` and `harvest media verify` do, loaded only when they run. */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Settings } from '../config.ts';
-import { HarvestError } from '../errors.ts';
-import { mediaRoot } from '../media/storage.ts';
-import { findOrphans, type Orphans, verifyFiles } from '../media/verify.ts';
-import { MEDIA_STATUSES, type MediaCounts, openStore, type Store } from '../store/index.ts';
-import { EXIT } from './exit-codes.ts';
+import type { Settings } from '../../config.ts';
+import { HarvestError } from '../../errors.ts';
+import { mediaRoot } from '../../media/storage.ts';
+import { findOrphans, type Orphans, verifyFiles } from '../../media/verify.ts';
+import { MEDIA_STATUSES, type MediaCounts, openStore, type Store } from '../../store/index.ts';
+import { EXIT } from '../exit-codes.ts';
 
 function print(text: string): void {
   process.stdout.write(`${text}\n`);
