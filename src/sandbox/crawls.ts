@@ -3,7 +3,7 @@
  * and the params-preview heuristic that turns a prompt into suggested crawl options.
  */
 
-import { seedOf } from './canonical.ts';
+import { seedOf } from './request-key.ts';
 import { createRandom } from './faults.ts';
 import { seededUuid } from './ids.ts';
 

@@ -14,7 +14,7 @@ import {
   planOf,
   WEB_HOSTS,
 } from './candidates.ts';
-import { canonicalRequest, seedOf } from './canonical.ts';
+import { canonicalRequest, seedOf } from './request-key.ts';
 import { createRandom, type Random } from './faults.ts';
 import { parseQuery, type QueryConstraints, type Size, sizeSatisfies } from './query.ts';
 

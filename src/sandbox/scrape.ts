@@ -10,7 +10,7 @@ import {
   pdfParsingEnabled,
   scrapeCreditsPerDocument,
 } from '../contract/index.ts';
-import { seedOf } from './canonical.ts';
+import { seedOf } from './request-key.ts';
 import { createRandom, type Random } from './faults.ts';
 import type { MediaKind } from './media-bytes.ts';
 

@@ -11,7 +11,7 @@ import {
   searchCredits,
   withSearchDefaults,
 } from '../contract/index.ts';
-import { canonicalRequest } from './canonical.ts';
+import { canonicalRequest } from './request-key.ts';
 import { type MediaSigner, mediaDraw, mediaId } from './media.ts';
 import type { MediaKind } from './media-bytes.ts';
 import { generateResults, type ResultSet, totalResults } from './results.ts';

@@ -7,7 +7,7 @@ import {
   SearchRequestSchema,
   withSearchDefaults,
 } from '../../../src/contract/index.ts';
-import { canonicalRequest, seedOf } from '../../../src/sandbox/canonical.ts';
+import { canonicalRequest, seedOf } from '../../../src/sandbox/request-key.ts';
 
 /** The definition: sorted keys, undefined values left out, fields that do not change results dropped. */
 function reference(value: unknown): string {
