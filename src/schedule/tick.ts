@@ -8,8 +8,9 @@ import type { Logger } from '../log.ts';
 import { formatIssue, type Pipeline, parsePipeline } from '../pipeline/index.ts';
 import type { TickJobData } from '../queue/job-data.ts';
 import { newRunId } from '../queue/names.ts';
+import { requeueUnfinished } from '../run/resume.ts';
 import type { Runtime } from '../run/runtime.ts';
-import { requeueUnfinished, startRun } from '../run/start.ts';
+import { startRun } from '../run/start.ts';
 import type { TickRow } from '../store/index.ts';
 
 export interface TickOptions {

@@ -15,7 +15,8 @@ import { startLocalPool } from '../../jobs/local.ts';
 import type { Pool } from '../../jobs/pool.ts';
 import { Feeder } from '../../src/run/feed/feeder.ts';
 import { FeedState } from '../../src/run/feed/state.ts';
-import { resumeRun, startRun } from '../../src/run/start.ts';
+import { resumeRun } from '../../src/run/resume.ts';
+import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 

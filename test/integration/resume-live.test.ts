@@ -10,7 +10,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { resumeRun, startRun } from '../../src/run/start.ts';
+import { resumeRun } from '../../src/run/resume.ts';
+import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 

@@ -6,7 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitCodeFor } from '../../src/cli/actions/run.ts';
-import { resumeRun, startRun } from '../../src/run/start.ts';
+import { resumeRun } from '../../src/run/resume.ts';
+import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 
