@@ -2,6 +2,9 @@
  * `openStore`: opens (creating and migrating when needed) the harvest SQLite database and
  * returns the typed Store. All SQL of harvest lives under src/store. Nothing here stores
  * request headers or the API key.
+ *
+ * One module, over 300 lines, because opening is one sequence that must not be reordered: refuse
+ * a foreign file, configure, migrate in one transaction, then assemble the tables.
  */
 import fs from 'node:fs';
 import path from 'node:path';

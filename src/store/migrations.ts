@@ -7,6 +7,8 @@
  * Times are integers in milliseconds since the Unix epoch (UTC); JSON columns end in `_json`.
  * Calls and results carry no foreign keys: an API call is recorded even when its run or task
  * row is missing, because the credits were spent all the same.
+ *
+ * Long because it is a declarative list: one entry per schema version, never edited once shipped.
  */
 export const MIGRATIONS: readonly string[] = [
   // 1: pipelines, runs, tasks, calls, results, seen_urls.

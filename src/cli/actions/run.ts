@@ -2,6 +2,10 @@
  * What `harvest run` (and `harvest demo`) does, loaded only when it runs: check the settings,
  * record and enqueue the run (or resume one), start local workers with --local, follow the run
  * to its end, and handle Ctrl-C.
+ *
+ * Over 300 lines: one session of `harvest run` (RunSession) owns the pool, the feeder, the
+ * Redis watch and both stages of Ctrl-C, whose order of shutdown matters; splitting it would
+ * spread that order over several files.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';

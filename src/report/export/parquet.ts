@@ -6,6 +6,9 @@
  * - `timestamp`: INT64, TIMESTAMP(MILLIS, UTC);
  * - `json`: BYTE_ARRAY, JSON (the JSON text; `metadata` is JSON text, not a struct).
  * Snappy-compressed; dictionary encoding only where values repeat (run, pipeline, task, ...).
+ *
+ * Over 300 lines: one small column builder per physical type, and the row group that owns
+ * their buffers (sent to the Parquet thread and back) must agree on their layout.
  */
 import { ByteWriter, type ColumnSource, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
 import type { ExportColumn } from '../../store/index.ts';

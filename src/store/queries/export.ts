@@ -6,6 +6,9 @@
  * Results are in (run, task, source, position) order, calls in (started, call id) order, tasks
  * in (run, task) order. Open a store of its own for an export: nothing else may run on the
  * connection while the iterator is open.
+ *
+ * Over 300 lines: the three kinds' SELECTs share their column list, joins and filters, and the
+ * paged reader must read exactly the rows the one-statement reader reads, so they stay together.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { ResultSource } from '../../events/store.ts';
