@@ -30,7 +30,7 @@ export interface LocalPoolOptions {
 export async function startLocalPool(settings: Settings, options: LocalPoolOptions): Promise<Pool> {
   let client: ReturnType<typeof createApiClient> | undefined;
   // One connection per search in flight: searches take seconds, and a call waiting for a free
-  // connection is a slot doing nothing (64 connections held 1,000 slots to 64 calls at a time).
+  // connection is a slot doing nothing.
   const connections = Math.max(64, options.concurrency ?? 16);
   if (options.roles.includes('search')) {
     if (!settings.apiKey) {

@@ -1,23 +1,29 @@
 /**
- * A worker pool: the roles asked for (see ./roles), the pieces they share (API client,
- * group-commit sink, budget, in-flight journal, the database's writer), this pool's heartbeat
- * and the reaper of calls lost with dead workers, and a graceful close that loses nothing.
+ * A worker pool: the roles asked for (each wires its queue's processor, jobs/<queue>/role.ts),
+ * the pieces they share (jobs/role.ts `RoleContext`: connections, API client, budget, in-flight
+ * journal, the database's writer, where a record goes), this pool's heartbeat and the reaper of
+ * calls lost with dead workers (./lost-calls.ts), and a graceful close that loses nothing.
+ *
+ * Over 300 lines: the start and the two closes (graceful, forced) undo each other step by step,
+ * and are read side by side.
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
 import type { ApiClient } from '../src/api/index.ts';
 import type { Logger } from '../src/log.ts';
 import type { PoolMetrics } from '../src/metrics/pool.ts';
 import { Budget } from '../src/queue/budget.ts';
 import { createRedis } from '../src/queue/connection.ts';
 import { InflightJournal } from '../src/queue/inflight.ts';
-import { harvestKeys, QUEUES } from '../src/queue/names.ts';
+import { type HarvestKeys, harvestKeys, QUEUES } from '../src/queue/names.ts';
 import { RateController } from '../src/queue/rate/controller.ts';
 import { StoppedRuns } from '../src/queue/stopped-runs.ts';
+import type { WriteEvents } from '../src/queue/store-queue.ts';
 import type { FeederOptions } from '../src/run/feed/feeder.ts';
 import { foreignRunWarner } from '../src/store/foreign-runs.ts';
-import type { Store, StoreEvent } from '../src/store/index.ts';
+import type { EventWriter, Store, StoreEvent } from '../src/store/index.ts';
 import { type LostCallsWatch, watchLostCalls } from './lost-calls.ts';
 import { type MediaRoleOptions, startMediaRole } from './media/role.ts';
 import { databaseWriter, durable, writerOrStoreQueue } from './records.ts';
@@ -83,144 +89,223 @@ const STARTERS: Record<Role, RoleStarter> = {
  */
 const PRODUCERS: readonly Role[] = ['search', 'media'];
 
+/** The Redis connections and queues a pool's roles share. */
+interface Links {
+  /** Blocking connection of BullMQ workers and queues. */
+  connection: Redis;
+  /** Client connection for harvest's own keys. */
+  redis: Redis;
+  keys: HarvestKeys;
+  searchQueue: Queue;
+  storeQueue: Queue;
+}
+
+/** What a pool holds from its start to its close. */
+interface Running {
+  /** What the roles share; the pool closes its connections, writer and client. */
+  ctx: RoleContext;
+  /** Group commit of this pool's own records (jobs/store/sink.ts). */
+  sink: StoreSink;
+  /** The roles started, in the order they started. */
+  handles: Map<Role, RoleHandle>;
+}
+
 export async function startPool(options: PoolOptions): Promise<Pool> {
-  const { prefix, logger, roles } = options;
   const workerId = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-  const log = logger.child({ workerId });
-  const connection = createRedis(options.redisUrl, 'worker');
-  const redis = createRedis(options.redisUrl, 'client');
-  const keys = harvestKeys(prefix);
+  const log = options.logger.child({ workerId });
+  const links = openLinks(options.redisUrl, options.prefix);
+  const writer = await databaseWriter(
+    options.store,
+    { store: options.roles.includes('store') },
+    log,
+  );
+  const sink = new StoreSink(ownRecordsWrite(writer, links, options, log));
+  const durableRecord = durable((events) => sink.push(events), log);
+  const ctx = roleContext(options, {
+    workerId,
+    log,
+    links,
+    writer,
+    record: counted(durableRecord, options.metrics),
+  });
+  const running: Running = { ctx, sink, handles: new Map() };
+  let lost: LostCallsWatch | undefined;
+  try {
+    await ctx.stoppedRuns.watch();
+    lost = await watchLostCallsOf(ctx, options, durableRecord);
+    await startRoles(ctx, options, running.handles);
+  } catch (error) {
+    // A pool that did not start leaves nothing running: no role taking jobs, no timer, no
+    // thread or connection keeping the process alive after it has said why it failed.
+    for (const handle of [...running.handles.values()].reverse()) {
+      await handle.close().catch(() => {});
+    }
+    await lost?.stop().catch(() => {});
+    await closeConnections(running).catch(() => {});
+    throw error;
+  }
+  return poolOf(workerId, running, lost);
+}
+
+function openLinks(redisUrl: string, prefix: string): Links {
+  const connection = createRedis(redisUrl, 'worker');
+  const redis = createRedis(redisUrl, 'client');
   const searchQueue = new Queue(QUEUES.search, { connection, prefix });
   const storeQueue = new Queue(QUEUES.store, { connection, prefix });
   // Without listeners BullMQ prints every failed reconnection; Redis going away is said once
   // by the command (src/cli/redis-watch.ts), and each operation fails on its own.
   searchQueue.on('error', () => {});
   storeQueue.on('error', () => {});
-  const has = (role: Role) => roles.includes(role);
-  const writer = await databaseWriter(options.store, { store: has('store') }, log);
+  return { connection, redis, keys: harvestKeys(prefix), searchQueue, storeQueue };
+}
+
+/**
+ * Where this pool's own records go (./records.ts), saying once per run the database lacks when
+ * they go to this pool's writer, as the store role does for other processes' records.
+ */
+function ownRecordsWrite(
+  writer: EventWriter | undefined,
+  links: Links,
+  options: PoolOptions,
+  log: Logger,
+): WriteEvents {
   const { store } = options;
   const warnOfForeignRuns =
     writer && store
       ? foreignRunWarner((runId) => store.runs.get(runId) !== undefined, store.path, log)
       : undefined;
-  const sink = new StoreSink(writerOrStoreQueue(writer, storeQueue, redis, log, warnOfForeignRuns));
-  const durableRecord = durable((events) => sink.push(events), log);
-  const record = counted(durableRecord, options.metrics);
-  // A worker is dead once it has been silent as long as its jobs' locks last.
-  const inflight = new InflightJournal(
-    redis,
-    keys,
-    Math.max(options.lockDurationMs ?? 30_000, 1000),
-  );
-  const budget = new Budget(redis, keys);
-  const stoppedRuns = new StoppedRuns(redis, keys.stoppedRuns);
-  const ctx: RoleContext = {
-    workerId,
-    prefix,
-    connection,
-    redis,
-    keys,
-    log,
-    searchQueue,
-    storeQueue,
-    budget,
-    inflight,
-    stoppedRuns,
+  return writerOrStoreQueue(writer, links.storeQueue, links.redis, log, warnOfForeignRuns);
+}
+
+/** This pool's heartbeat and the reaper of calls lost with dead workers (./lost-calls.ts). */
+function watchLostCallsOf(
+  ctx: RoleContext,
+  options: PoolOptions,
+  record: RoleContext['record'],
+): Promise<LostCallsWatch> {
+  const { metrics } = options;
+  return watchLostCalls({
+    workerId: ctx.workerId,
+    roles: options.roles,
+    inflight: ctx.inflight,
+    budget: ctx.budget,
+    redis: ctx.redis,
+    keys: ctx.keys,
+    // Several pools may record the same lost call (the store keeps one): each counts in its
+    // metrics only the calls it took off the journal, so `record` here is not counted.
     record,
+    ...(metrics ? { counted: (events) => metrics.recorded(events) } : {}),
+    log: ctx.log,
+    ...(options.reapIntervalMs === undefined ? {} : { reapIntervalMs: options.reapIntervalMs }),
+  });
+}
+
+/** The pieces the pool shares with its roles (jobs/role.ts). */
+function roleContext(
+  options: PoolOptions,
+  made: {
+    workerId: string;
+    log: Logger;
+    links: Links;
+    writer: EventWriter | undefined;
+    record: RoleContext['record'];
+  },
+): RoleContext {
+  const { redis, keys, searchQueue } = made.links;
+  const ctx: RoleContext = {
+    workerId: made.workerId,
+    prefix: options.prefix,
+    connection: made.links.connection,
+    redis,
+    keys,
+    log: made.log,
+    searchQueue,
+    storeQueue: made.links.storeQueue,
+    budget: new Budget(redis, keys),
+    // A worker is dead once it has been silent as long as its jobs' locks last.
+    inflight: new InflightJournal(redis, keys, Math.max(options.lockDurationMs ?? 30_000, 1000)),
+    stoppedRuns: new StoppedRuns(redis, keys.stoppedRuns),
+    record: made.record,
     searchGate: new SearchGate(),
-    rate: new RateController(redis, keys, searchQueue, log),
+    rate: new RateController(redis, keys, searchQueue, made.log),
   };
   if (options.client) ctx.client = options.client;
   if (options.store) ctx.store = options.store;
-  if (writer) ctx.writer = writer;
+  if (made.writer) ctx.writer = made.writer;
   if (options.metrics) ctx.metrics = options.metrics;
+  return ctx;
+}
 
-  const handles = new Map<Role, RoleHandle>();
-  let lost: LostCallsWatch | undefined;
-  try {
-    await stoppedRuns.watch();
-    lost = await watchLostCalls({
-      workerId,
-      roles,
-      inflight,
-      budget,
-      redis,
-      keys,
-      // Several pools may record the same lost call (the store keeps one): each counts in its
-      // metrics only the calls it took off the journal.
-      record: durableRecord,
-      ...(options.metrics ? { counted: (events) => options.metrics?.recorded(events) } : {}),
-      log,
-      ...(options.reapIntervalMs === undefined ? {} : { reapIntervalMs: options.reapIntervalMs }),
-    });
-    // The roles that call the API last: none calls (and bills) before every role is up.
-    const ordered = [...roles].sort(
-      (a, b) => Number(PRODUCERS.includes(a)) - Number(PRODUCERS.includes(b)),
-    );
-    for (const role of ordered) handles.set(role, await STARTERS[role](ctx, options));
-  } catch (error) {
-    // A pool that did not start leaves nothing running: no role taking jobs, no timer, no
-    // thread or connection keeping the process alive after it has said why it failed.
-    for (const handle of [...handles.values()].reverse()) {
-      await handle.close().catch(() => {});
-    }
-    await lost?.stop().catch(() => {});
-    await closeConnections().catch(() => {});
-    throw error;
-  }
-  const watch = lost;
+/** Starts the roles asked for into `handles`; those that call the API (and bill) last. */
+async function startRoles(
+  ctx: RoleContext,
+  options: PoolOptions,
+  handles: Map<Role, RoleHandle>,
+): Promise<void> {
+  const ordered = [...options.roles].sort(
+    (a, b) => Number(PRODUCERS.includes(a)) - Number(PRODUCERS.includes(b)),
+  );
+  for (const role of ordered) handles.set(role, await STARTERS[role](ctx, options));
+}
 
-  async function closeRoles(which: (role: Role) => boolean): Promise<void> {
-    await Promise.all([...handles].filter(([role]) => which(role)).map(([, h]) => h.close()));
-  }
-
-  async function closeConnections(): Promise<void> {
-    stoppedRuns.close();
-    await writer?.close();
-    await searchQueue.close();
-    await storeQueue.close();
-    await options.client?.close();
-    await redis.quit().catch(() => {});
-    await connection.quit().catch(() => {});
-  }
-
+function poolOf(workerId: string, running: Running, watch: LostCallsWatch): Pool {
   let closing: Promise<void> | undefined;
   return {
     workerId,
     close() {
-      closing ??= (async () => {
-        watch.stopReaping();
-        // Producers first: calls in flight finish and push their records. The heartbeat goes
-        // on until those records are durable: a call may take a minute, and a pool that saw
-        // this worker fall silent would record its calls as lost meanwhile.
-        await closeRoles((role) => PRODUCERS.includes(role));
-        await sink.drain();
-        await watch.stop();
-        await closeRoles((role) => !PRODUCERS.includes(role));
-        await closeConnections();
-      })();
+      closing ??= closeGracefully(running, watch);
       return closing;
     },
-    async forceClose(why) {
-      watch.stopReaping();
-      const abandoned = await watch.abandonOwnCalls(why).catch((error: unknown) => {
-        log.error({ err: error }, 'could not record the calls in flight as lost');
-        return 0;
-      });
-      if (abandoned > 0) log.warn({ lost: abandoned }, 'calls in flight recorded as lost');
-      // A forced stop ends the process: records that cannot be made durable now (Redis away,
-      // no writer here) are not waited for. Their calls stay journaled, and another pool
-      // records them as lost.
-      await within(FORCED_WAIT_MS, sink.drain(), () =>
-        log.warn('records not yet durable are left to the journal'),
-      );
-      await within(FORCED_WAIT_MS, watch.stop());
-      stoppedRuns.close();
-      await within(FORCED_WAIT_MS, writer?.close() ?? Promise.resolve());
-      redis.disconnect();
-      connection.disconnect();
-    },
+    forceClose: (why) => closeForcibly(running, watch, why),
   };
+}
+
+async function closeGracefully(running: Running, watch: LostCallsWatch): Promise<void> {
+  watch.stopReaping();
+  // Producers first: calls in flight finish and push their records. The heartbeat goes on
+  // until those records are durable: a call may take a minute, and a pool that saw this
+  // worker fall silent would record its calls as lost meanwhile.
+  await closeRoles(running, (role) => PRODUCERS.includes(role));
+  await running.sink.drain();
+  await watch.stop();
+  await closeRoles(running, (role) => !PRODUCERS.includes(role));
+  await closeConnections(running);
+}
+
+async function closeForcibly(running: Running, watch: LostCallsWatch, why: string): Promise<void> {
+  const { ctx } = running;
+  const { log } = ctx;
+  watch.stopReaping();
+  const abandoned = await watch.abandonOwnCalls(why).catch((error: unknown) => {
+    log.error({ err: error }, 'could not record the calls in flight as lost');
+    return 0;
+  });
+  if (abandoned > 0) log.warn({ lost: abandoned }, 'calls in flight recorded as lost');
+  // A forced stop ends the process: records that cannot be made durable now (Redis away, no
+  // writer here) are not waited for. Their calls stay journaled, and another pool records them
+  // as lost.
+  await within(FORCED_WAIT_MS, running.sink.drain(), () =>
+    log.warn('records not yet durable are left to the journal'),
+  );
+  await within(FORCED_WAIT_MS, watch.stop());
+  ctx.stoppedRuns.close();
+  await within(FORCED_WAIT_MS, ctx.writer?.close() ?? Promise.resolve());
+  ctx.redis.disconnect();
+  ctx.connection.disconnect();
+}
+
+async function closeRoles(running: Running, which: (role: Role) => boolean): Promise<void> {
+  await Promise.all([...running.handles].filter(([role]) => which(role)).map(([, h]) => h.close()));
+}
+
+async function closeConnections({ ctx }: Running): Promise<void> {
+  ctx.stoppedRuns.close();
+  await ctx.writer?.close();
+  await ctx.searchQueue.close();
+  await ctx.storeQueue.close();
+  await ctx.client?.close();
+  await ctx.redis.quit().catch(() => {});
+  await ctx.connection.quit().catch(() => {});
 }
 
 /** Longest wait of a forced stop for each of its steps, in ms. */

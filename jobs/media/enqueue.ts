@@ -2,17 +2,17 @@
  * Hands media rows to the media queue. Rows are written with their results (in the same
  * transaction), so the database, not Redis, says what is to be downloaded: this loop takes
  * pending rows without a job, earliest deadline first, adds jobs for them ranked by deadline
- * (media-priority.ts), and only then marks the rows queued. A process that dies in between
- * leaves rows unmarked, and they are queued again; `requeueAll` (on a media role's start, on a
- * resume) re-adds every pending row, which also recovers jobs a Redis lost.
+ * (./priority.ts), and only then marks the rows queued. A process that dies in between leaves
+ * rows unmarked, and they are queued again; a media role's start and a resume unmark every
+ * pending row (src/store/media.ts `unqueuePending`), which also recovers jobs a Redis lost.
  *
  * A job carries up to MEDIA_ROWS_PER_JOB rows whose deadlines lie within MEDIA_JOB_SPAN_MS of
- * the first (a search answer's files are signed together): a BullMQ job costs the process and
- * Redis some 200-300 µs of CPU (a no-op job in the overhead benchmark), about what a bare
- * download of a 100 kB file costs, and one job per file paid it for every file. The job id
- * comes from its rows and their versions (names.ts `mediaJobId`), so adding the same rows
- * twice is harmless; rows grouped differently after a re-drive may sit in two jobs, and the
- * processor downloads a row once whichever comes first (jobs/media/processor.ts).
+ * the first (a search answer's files are signed together): a BullMQ job's fixed cost in CPU,
+ * here and in Redis, is of the order of a small file's download, and is paid once per job,
+ * not once per file. The job id comes from its rows and their versions (src/queue/names.ts
+ * `mediaJobId`), so adding the same rows twice is harmless; rows grouped differently after a
+ * re-drive may sit in two jobs, and the processor downloads a row once whichever comes first
+ * (./processor.ts).
  */
 import type { Queue } from 'bullmq';
 import type { Logger } from '../../src/log.ts';

@@ -30,7 +30,7 @@ import { asMediaError, type MediaError } from '../../src/media/errors.ts';
 import { mediaRoot } from '../../src/media/storage.ts';
 import { RetryLaterError, unrecoverable } from '../../src/queue/retry.ts';
 import type { Store } from '../../src/store/index.ts';
-import type { MediaRow } from '../../src/store/media.ts';
+import type { MediaConfig, MediaRow } from '../../src/store/media.ts';
 import type { ReissueCause, ReissueOutcome, Reissuer } from './reissue.ts';
 
 export interface MediaJobDeps {
@@ -73,173 +73,210 @@ export function mediaIdsOf(job: Pick<Job, 'id' | 'data'>): number[] {
   return parsed.data;
 }
 
-export function createMediaProcessor(deps: MediaJobDeps) {
-  const now = deps.now ?? Date.now;
-  const random = deps.random ?? Math.random;
-  const { store } = deps;
+/** What the functions below share: the deps, with the clock and randomness resolved. */
+interface RowContext {
+  deps: MediaJobDeps;
+  store: Store;
+  now: () => number;
+  random: () => number;
   /** Rows a job of this process is working on. */
-  const inHand = new Set<number>();
+  inHand: Set<number>;
+}
 
+export function createMediaProcessor(deps: MediaJobDeps) {
+  const c: RowContext = {
+    deps,
+    store: deps.store,
+    now: deps.now ?? Date.now,
+    random: deps.random ?? Math.random,
+    inHand: new Set<number>(),
+  };
   return async function processMedia(job: Job): Promise<MediaJobResult> {
     const ids = mediaIdsOf(job);
-    const outcomes = await Promise.allSettled(
-      ids.map(async (id): Promise<MediaRowResult> => {
-        if (inHand.has(id)) return { status: 'in-hand' };
-        inHand.add(id);
-        try {
-          return await processRow(id);
-        } finally {
-          inHand.delete(id);
-        }
-      }),
-    );
-    const rows: MediaJobResult['rows'] = {};
-    let retry: RetryLaterError | undefined;
-    let failure: unknown;
-    outcomes.forEach((outcome, i) => {
-      if (outcome.status === 'fulfilled') rows[ids[i]!] = outcome.value.status;
-      else if (outcome.reason instanceof RetryLaterError) {
-        if (!retry || outcome.reason.delayMs < retry.delayMs) retry = outcome.reason;
-      } else failure ??= outcome.reason;
-    });
-    // A row that failed outside a download (a bug, a locked database) fails the job, which
-    // BullMQ tries again; rows that wait for a retry come back with it either way.
-    if (failure !== undefined) throw failure;
-    if (retry) throw retry;
-    return { rows };
+    const outcomes = await Promise.allSettled(ids.map((id) => processUnlessInHand(c, id)));
+    return jobResult(ids, outcomes);
   };
+}
 
-  async function processRow(mediaId: number): Promise<MediaRowResult> {
-    // Each round ends the row, or gets it a fresh URL (bounded by maxReissues), or waits.
-    for (let round = 0; round <= deps.settings.maxReissues + 2; round++) {
-      const row = store.media.get(mediaId);
-      if (row?.status !== 'pending') return { status: row?.status ?? 'missing' };
-      const config = store.media.config(row.runId);
-      if (!config) {
-        return end(row, 'MEDIA_SETTINGS_MISSING', `run ${row.runId} saves no media`, false);
-      }
-      if (now() > row.deadlineAt) {
-        const outcome = await pastDeadline(row);
-        if (outcome) {
-          if (outcome.kind === 'refreshed') continue;
-          return settle(row, outcome);
-        }
-      }
-      let error: MediaError;
-      try {
-        const saved = await deps.downloader.download({
-          url: row.sourceUrl,
-          kind: row.kind,
-          maxBytes: config.maxBytes,
-          dataDir: deps.dataDir,
-          root: mediaRoot(deps.dataDir, config.dir),
-          owner: deps.owner,
-          deadlineAt: row.deadlineAt,
-        });
-        await deps.write([
-          {
-            type: 'media-saved',
-            mediaId: row.id,
-            sourceUrl: row.sourceUrl,
-            resultUrl: row.resultUrl,
-            sha256: saved.sha256,
-            path: saved.relPath,
-            bytes: saved.bytes,
-            contentType: saved.contentType,
-            at: now(),
-          },
-        ]);
-        // Still pending: another result took its position during the download; the next round
-        // fetches what it points at now.
-        if (store.media.get(row.id)?.status === 'pending') continue;
-        return { status: 'saved' };
-      } catch (caught) {
-        error = asMediaError(caught);
-      }
-      if (error.next === 'fail') return end(row, error.code, error.message, true);
-      if (error.next === 'reissue') {
-        const outcome = await deps.reissuer.refresh(row, refusalCause(error, row, now()));
+/** A row another job of this process has in hand is left to it. */
+async function processUnlessInHand(c: RowContext, id: number): Promise<MediaRowResult> {
+  if (c.inHand.has(id)) return { status: 'in-hand' };
+  c.inHand.add(id);
+  try {
+    return await processRow(c, id);
+  } finally {
+    c.inHand.delete(id);
+  }
+}
+
+/**
+ * The job's result from its rows' outcomes. A row that failed outside a download (a bug, a
+ * locked database) fails the job, which BullMQ tries again; else the soonest wait of the rows
+ * to retry fails it; rows that wait for a retry come back with it either way.
+ */
+function jobResult(
+  ids: readonly number[],
+  outcomes: PromiseSettledResult<MediaRowResult>[],
+): MediaJobResult {
+  const rows: MediaJobResult['rows'] = {};
+  let retry: RetryLaterError | undefined;
+  let failure: unknown;
+  outcomes.forEach((outcome, i) => {
+    if (outcome.status === 'fulfilled') rows[ids[i]!] = outcome.value.status;
+    else if (outcome.reason instanceof RetryLaterError) {
+      if (!retry || outcome.reason.delayMs < retry.delayMs) retry = outcome.reason;
+    } else failure ??= outcome.reason;
+  });
+  if (failure !== undefined) throw failure;
+  if (retry) throw retry;
+  return { rows };
+}
+
+async function processRow(c: RowContext, mediaId: number): Promise<MediaRowResult> {
+  const { store } = c;
+  // Each round ends the row, or gets it a fresh URL (bounded by maxReissues), or waits.
+  for (let round = 0; round <= c.deps.settings.maxReissues + 2; round++) {
+    const row = store.media.get(mediaId);
+    if (row?.status !== 'pending') return { status: row?.status ?? 'missing' };
+    const config = store.media.config(row.runId);
+    if (!config) {
+      return end(c, row, 'MEDIA_SETTINGS_MISSING', `run ${row.runId} saves no media`, false);
+    }
+    if (c.now() > row.deadlineAt) {
+      const outcome = await pastDeadline(c, row);
+      if (outcome) {
         if (outcome.kind === 'refreshed') continue;
-        return settle(row, outcome);
+        return settle(c, row, outcome);
       }
-      return retryOrEnd(row, error);
     }
-    throw new RetryLaterError('media item still has no usable URL', RETRY_BASE_MS);
-  }
-
-  /**
-   * A fresh URL for a row whose deadline passed, or undefined to try the old one while it
-   * lasts: when the row may have no more fresh URLs, and when none can be had now (no API key,
-   * the run's budget, a stopped run; or the call must wait) while the old one still works.
-   */
-  async function pastDeadline(row: MediaRow): Promise<ReissueOutcome | undefined> {
-    const lateMs = now() - row.deadlineAt;
-    const cause: ReissueCause = {
-      code: 'DEADLINE_PASSED',
-      message: `its download had not started ${formatMs(lateMs)} after its deadline`,
-      expired: true,
-    };
-    const lasts = () => row.expiresAt !== null && now() < row.expiresAt;
-    if (row.reissues >= deps.settings.maxReissues && lasts()) return undefined;
-    const outcome = await deps.reissuer.refresh(row, cause, { keepOnRefusal: lasts() });
-    // Asked again: the call may have taken long enough for the old URL to expire meanwhile.
-    if ((outcome.kind === 'unavailable' || outcome.kind === 'wait') && lasts()) return undefined;
-    if (outcome.kind === 'unavailable') {
-      await end(row, outcome.code, outcome.message, false);
-      return { kind: 'ended' };
+    let error: MediaError;
+    try {
+      if (await save(c, row, config)) return { status: 'saved' };
+      continue;
+    } catch (caught) {
+      error = asMediaError(caught);
     }
-    return outcome;
-  }
-
-  function settle(row: MediaRow, outcome: ReissueOutcome): MediaRowResult {
-    if (outcome.kind === 'wait') {
-      throw new RetryLaterError(`fresh URL: ${outcome.reason}`, outcome.delayMs);
+    if (error.next === 'fail') return end(c, row, error.code, error.message, true);
+    if (error.next === 'reissue') {
+      const outcome = await c.deps.reissuer.refresh(row, refusalCause(error, row, c.now()));
+      if (outcome.kind === 'refreshed') continue;
+      return settle(c, row, outcome);
     }
-    // `unavailable` comes only to a caller that asked for it (pastDeadline), which ends the row.
-    return { status: store.media.get(row.id)?.status ?? 'missing' };
+    return retryOrEnd(c, row, error);
   }
+  throw new RetryLaterError('media item still has no usable URL', RETRY_BASE_MS);
+}
 
-  async function end(
-    row: MediaRow,
-    code: string,
-    message: string,
-    attempted: boolean,
-  ): Promise<MediaRowResult> {
-    await deps.write([
-      {
-        type: 'media-ended',
-        mediaId: row.id,
-        status: 'failed',
-        code,
-        message,
-        attempted,
-        at: now(),
-      },
-    ]);
-    deps.logger.warn({ mediaId: row.id, runId: row.runId, code, message }, 'media not saved');
-    return { status: 'failed' };
-  }
+/**
+ * Downloads the row's URL and commits it saved; false when the row is still pending: another
+ * result took its position during the download, and the next round fetches what it points at now.
+ */
+async function save(c: RowContext, row: MediaRow, config: MediaConfig): Promise<boolean> {
+  const { deps } = c;
+  const saved = await deps.downloader.download({
+    url: row.sourceUrl,
+    kind: row.kind,
+    maxBytes: config.maxBytes,
+    dataDir: deps.dataDir,
+    root: mediaRoot(deps.dataDir, config.dir),
+    owner: deps.owner,
+    deadlineAt: row.deadlineAt,
+  });
+  await deps.write([
+    {
+      type: 'media-saved',
+      mediaId: row.id,
+      sourceUrl: row.sourceUrl,
+      resultUrl: row.resultUrl,
+      sha256: saved.sha256,
+      path: saved.relPath,
+      bytes: saved.bytes,
+      contentType: saved.contentType,
+      at: c.now(),
+    },
+  ]);
+  return c.store.media.get(row.id)?.status !== 'pending';
+}
 
-  /** Retries a transient failure later, within the deadline; fails it after `maxAttempts`. */
-  async function retryOrEnd(row: MediaRow, error: MediaError): Promise<MediaRowResult> {
-    const attempts = row.attempts + 1;
-    // Every fresh URL gets its own attempts.
-    if (attempts >= deps.settings.maxAttempts * (row.reissues + 1)) {
-      return end(row, error.code, `${error.message} (gave up after ${attempts} attempts)`, true);
-    }
-    await deps.write([{ type: 'media-retry', mediaId: row.id, at: now() }]);
-    const delayMs = backoffDelayMs({
-      attemptsMade: attempts,
-      random,
-      baseDelayMs: RETRY_BASE_MS,
-      maxDelayMs: RETRY_MAX_MS,
-      ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-    });
-    // Never wait past the deadline (or, once it has passed, the expiry): the next try then
-    // starts with a fresh URL.
-    const until = now() <= row.deadlineAt ? row.deadlineAt : (row.expiresAt ?? row.deadlineAt);
-    throw new RetryLaterError(error.message, Math.max(0, Math.min(delayMs, until - now())));
+/**
+ * A fresh URL for a row whose deadline passed, or undefined to try the old one while it
+ * lasts: when the row may have no more fresh URLs, and when none can be had now (no API key,
+ * the run's budget, a stopped run; or the call must wait) while the old one still works.
+ */
+async function pastDeadline(c: RowContext, row: MediaRow): Promise<ReissueOutcome | undefined> {
+  const { now } = c;
+  const lateMs = now() - row.deadlineAt;
+  const cause: ReissueCause = {
+    code: 'DEADLINE_PASSED',
+    message: `its download had not started ${formatMs(lateMs)} after its deadline`,
+    expired: true,
+  };
+  const lasts = () => row.expiresAt !== null && now() < row.expiresAt;
+  if (row.reissues >= c.deps.settings.maxReissues && lasts()) return undefined;
+  const outcome = await c.deps.reissuer.refresh(row, cause, { keepOnRefusal: lasts() });
+  // Asked again: the call may have taken long enough for the old URL to expire meanwhile.
+  if ((outcome.kind === 'unavailable' || outcome.kind === 'wait') && lasts()) return undefined;
+  if (outcome.kind === 'unavailable') {
+    await end(c, row, outcome.code, outcome.message, false);
+    return { kind: 'ended' };
   }
+  return outcome;
+}
+
+function settle(c: RowContext, row: MediaRow, outcome: ReissueOutcome): MediaRowResult {
+  if (outcome.kind === 'wait') {
+    throw new RetryLaterError(`fresh URL: ${outcome.reason}`, outcome.delayMs);
+  }
+  // `unavailable` comes only to a caller that asked for it (pastDeadline), which ends the row.
+  return { status: c.store.media.get(row.id)?.status ?? 'missing' };
+}
+
+async function end(
+  c: RowContext,
+  row: MediaRow,
+  code: string,
+  message: string,
+  attempted: boolean,
+): Promise<MediaRowResult> {
+  await c.deps.write([
+    {
+      type: 'media-ended',
+      mediaId: row.id,
+      status: 'failed',
+      code,
+      message,
+      attempted,
+      at: c.now(),
+    },
+  ]);
+  c.deps.logger.warn({ mediaId: row.id, runId: row.runId, code, message }, 'media not saved');
+  return { status: 'failed' };
+}
+
+/** Retries a transient failure later, within the deadline; fails it after `maxAttempts`. */
+async function retryOrEnd(
+  c: RowContext,
+  row: MediaRow,
+  error: MediaError,
+): Promise<MediaRowResult> {
+  const { now } = c;
+  const attempts = row.attempts + 1;
+  // Every fresh URL gets its own attempts.
+  if (attempts >= c.deps.settings.maxAttempts * (row.reissues + 1)) {
+    return end(c, row, error.code, `${error.message} (gave up after ${attempts} attempts)`, true);
+  }
+  await c.deps.write([{ type: 'media-retry', mediaId: row.id, at: now() }]);
+  const delayMs = backoffDelayMs({
+    attemptsMade: attempts,
+    random: c.random,
+    baseDelayMs: RETRY_BASE_MS,
+    maxDelayMs: RETRY_MAX_MS,
+    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+  });
+  // Never wait past the deadline (or, once it has passed, the expiry): the next try then
+  // starts with a fresh URL.
+  const until = now() <= row.deadlineAt ? row.deadlineAt : (row.expiresAt ?? row.deadlineAt);
+  throw new RetryLaterError(error.message, Math.max(0, Math.min(delayMs, until - now())));
 }
 
 function refusalCause(error: MediaError, row: MediaRow, nowMs: number): ReissueCause {

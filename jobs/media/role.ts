@@ -3,12 +3,13 @@
  * host that owns the database (media rows live there). It has its own queue and concurrency,
  * so a backlog of searches, or the search queue paused by a 429, never holds it up.
  *
- * On start it removes the partial files of downloads that died with their worker and sends
- * every pending row to the queue again (rows without a job: a process died between storing
- * results and queueing them, or Redis lost the jobs); then it queues new rows as results
- * arrive (jobs/media/enqueue.ts), earliest deadline first.
+ * It wires the media queue's processor (jobs/media/processor.ts) to BullMQ workers, and starts
+ * beside them the sweeper of partial files (./sweeper.ts), the enqueuer that queues pending rows
+ * earliest deadline first (./enqueue.ts) and the urgency watch that holds searches back
+ * (./urgency.ts). On start it sends every pending row to the queue again: rows without a job
+ * (a process died between storing results and queueing them, or Redis lost the jobs).
  */
-import { type Job, Queue, Worker } from 'bullmq';
+import { type Job, type Processor, Queue, Worker } from 'bullmq';
 import type { MediaSettings } from '../../src/config.ts';
 import { endingsForRefused, type MediaEvent } from '../../src/events/media.ts';
 import type { StoreEvent } from '../../src/events/store.ts';
@@ -16,10 +17,9 @@ import type { Logger } from '../../src/log.ts';
 import { createGuardedAgent, type Resolve } from '../../src/media/agent.ts';
 import { createDownloader } from '../../src/media/download.ts';
 import { DownloadSlots } from '../../src/media/slots.ts';
-import { mediaRoot, removeOrphanPartials } from '../../src/media/storage.ts';
 import { QUEUES } from '../../src/queue/names.ts';
 import { backoffStrategy } from '../../src/queue/retry.ts';
-import { directWriter, type EventWriter } from '../../src/store/index.ts';
+import { directWriter, type EventWriter, type Store } from '../../src/store/index.ts';
 import type { RoleContext, RoleHandle } from '../role.ts';
 import { SLOTS_PER_WORKER, splitConcurrency } from '../search/role.ts';
 import { StoreSink } from '../store/sink.ts';
@@ -27,6 +27,8 @@ import { MEDIA_JOB_ATTEMPTS, MediaEnqueuer } from './enqueue.ts';
 import { PriorityAnchor } from './priority.ts';
 import { createMediaProcessor, mediaIdsOf } from './processor.ts';
 import { Reissuer } from './reissue.ts';
+import { startPartialSweeper, workerAlive } from './sweeper.ts';
+import { watchMediaUrgency } from './urgency.ts';
 
 export interface MediaRoleOptions {
   settings: MediaSettings;
@@ -46,22 +48,14 @@ export interface MediaRoleOptions {
   partialSweepMs?: number;
 }
 
-/** Partial files untouched this long are removed whoever wrote them, in ms (1 hour). */
-const PARTIAL_MAX_IDLE_MS = 3_600_000;
-/** How often partial files of dead workers are looked for while the role runs, in ms. */
-const PARTIAL_SWEEP_MS = 60_000;
 /**
  * Longest a media row's move (saved, failed, retried, a fresh URL) waits for others before it
  * is committed, in ms, when no commit is under way; marks of rows queued do not wait (the
- * enqueuer's next look waits for them). A saved row's file is durable before it waits: a crash
- * meanwhile costs a download again, never a file. Each commit writes every page it touched to
- * the WAL and fsyncs it, so its cost is mostly per commit, not per row: at 2 ms a commit
- * carried 4-8 saved rows, at 25 ms about 25, and the writer thread's CPU per file saved fell
- * from 0.12-0.16 to 0.08-0.09 ms (media benchmark, perf).
+ * enqueuer's next look waits for them). A commit's cost (its WAL pages and fsync) is mostly per
+ * commit, not per row, so rows saved together share one. A saved row's file is durable before
+ * it waits: a crash meanwhile costs a download again, never a file.
  */
 export const MEDIA_COMMIT_DELAY_MS = 25;
-/** How often media urgency is checked, in ms. */
-export const URGENCY_CHECK_MS = 100;
 /**
  * Media jobs in hand per download slot. A row holds a slot only while it transfers
  * (src/media/slots.ts); the others make their files durable, commit their rows, or wait at
@@ -71,42 +65,9 @@ export const URGENCY_CHECK_MS = 100;
 export const MEDIA_JOBS_PER_SLOT = 3;
 
 /**
- * Holds the pool's search gate (search-gate.ts) while media due within `urgentMs` waits, in the
- * media queue or in this process for a download slot, and releases it once none does.
- */
-function watchUrgency(ctx: RoleContext, queue: Queue, slots: DownloadSlots, urgentMs: number) {
-  const store = ctx.store!;
-  let checking: Promise<void> | undefined;
-  const check = async () => {
-    const due = store.media.nextDeadline();
-    let urgent = urgentMs > 0 && due !== null && due - Date.now() < urgentMs;
-    // Jobs taken from the queue may still wait here for a slot (jobs in hand outnumber slots).
-    if (urgent && slots.waiting === 0) {
-      const counts = await queue.getJobCounts('waiting', 'prioritized');
-      urgent = (counts.waiting ?? 0) + (counts.prioritized ?? 0) > 0;
-    }
-    ctx.searchGate.set(urgent);
-  };
-  const timer = setInterval(() => {
-    checking ??= check()
-      .catch((error: unknown) => ctx.log.warn({ err: error }, 'media urgency check failed'))
-      .finally(() => {
-        checking = undefined;
-      });
-  }, URGENCY_CHECK_MS);
-  return {
-    async stop() {
-      clearInterval(timer);
-      await checking;
-      ctx.searchGate.set(false);
-    },
-  };
-}
-
-/**
  * Commits the media role's events (re-issues' calls and results among them). Events the
  * database refuses (a bug of harvest's) are logged, and the media rows they name end `failed`
- * with the reason (events/media.ts `endingsForRefused`) rather than stay pending for good.
+ * with the reason (src/events/media.ts `endingsForRefused`) rather than stay pending for good.
  */
 export async function recordMediaEvents(
   writer: EventWriter,
@@ -131,61 +92,27 @@ export async function startMediaRole(
   const { store, log } = ctx;
   if (!store) throw new Error('the media role needs the database');
   if (!options) throw new Error('the media role needs its settings');
-  const { settings, dataDir } = options;
+  const { settings } = options;
   const queue = new Queue(QUEUES.media, { connection: ctx.connection, prefix: ctx.prefix });
   queue.on('error', () => {}); // Redis going away is said once (src/cli/redis-watch.ts)
-
-  const alive = async (owner: string) =>
-    owner === ctx.workerId || (await ctx.redis.exists(ctx.keys.workerHeartbeat(owner))) === 1;
-  const sweepPartials = async () => {
-    for (const dir of store.media.dirs()) {
-      const removed = await removeOrphanPartials(
-        mediaRoot(dataDir, dir),
-        alive,
-        PARTIAL_MAX_IDLE_MS,
-        Date.now(),
-      );
-      if (removed > 0) log.info({ dir, removed }, 'removed partial files of interrupted downloads');
-    }
-  };
-  await sweepPartials();
-  // Again while it runs: a worker restarted at once after a crash finds the dead one's heartbeat
-  // still alive, and its partial files (up to maxBytes each) would stay until the next start.
-  let sweeping: Promise<void> | undefined;
-  const sweeper = setInterval(() => {
-    sweeping ??= sweepPartials()
-      .catch((error: unknown) => log.warn({ err: error }, 'removing partial files failed'))
-      .finally(() => {
-        sweeping = undefined;
-      });
-  }, options.partialSweepMs ?? PARTIAL_SWEEP_MS);
-  sweeper.unref();
+  const sweeper = await startPartialSweeper({
+    dirs: () => store.media.dirs(),
+    dataDir: options.dataDir,
+    alive: workerAlive(ctx.redis, ctx.keys, ctx.workerId),
+    log,
+    ...(options.partialSweepMs === undefined ? {} : { intervalMs: options.partialSweepMs }),
+  });
   const requeued = store.media.unqueuePending();
   if (requeued > 0) log.info({ media: requeued }, 'pending media queued again');
 
-  // Rows move through the database's one writer (a thread when the pool also searches), in
-  // group commits: concurrent downloads share a transaction, and SQLite stays off this thread.
-  // One write at a time: rows saved while a commit waits for the disk go in the next one, not
-  // each in a commit (and an fsync) of its own queued behind it. Rows wait up to
-  // MEDIA_COMMIT_DELAY_MS for company when no commit is under way (see there).
   const writer = ctx.writer ?? directWriter(store);
-  const sink = new StoreSink((events) => recordMediaEvents(writer, events, log), {
-    maxInFlight: 1,
-    maxDelayMs: MEDIA_COMMIT_DELAY_MS,
-  });
+  const sink = mediaSink(writer, log);
   const write = (events: MediaEvent[]) => sink.push(events);
   if (!ctx.client) log.warn('no API key here: media whose URL expires cannot be re-issued');
-
-  const agent = createGuardedAgent({
-    allowedHosts: [new URL(options.apiUrl).hostname, ...settings.allowHosts],
-    connectTimeoutMs: settings.timeoutMs,
-    // One per download in flight: media often comes from one host, and a download waiting for
-    // a connection is a slot doing nothing (16, the agent's default, held 32 slots to 16).
-    connections: settings.concurrency,
-    ...(options.resolve ? { resolve: options.resolve } : {}),
-  });
-  // HARVEST_MEDIA_CONCURRENCY bounds transfers in flight; jobs in hand are more (see above).
-  const downloadSlots = new DownloadSlots(settings.concurrency);
+  const agent = mediaAgent(options);
+  // HARVEST_MEDIA_CONCURRENCY bounds transfers in flight; jobs in hand are more (see
+  // MEDIA_JOBS_PER_SLOT).
+  const slots = new DownloadSlots(settings.concurrency);
   const processor = createMediaProcessor({
     store,
     write,
@@ -193,47 +120,129 @@ export async function startMediaRole(
       agent,
       timeoutMs: settings.timeoutMs,
       maxRedirects: settings.maxRedirects,
-      slots: downloadSlots,
+      slots,
     }),
-    reissuer: new Reissuer({
-      store,
-      client: ctx.client,
-      record: ctx.record,
-      write,
-      budget: ctx.budget,
-      inflight: ctx.inflight,
-      // Re-issues are search calls: they count against the limit every search worker shares.
-      rate: ctx.rate,
-      workerId: ctx.workerId,
-      maxReissues: settings.maxReissues,
-      stopReason: (runId) => ctx.stoppedRuns.reason(runId),
-      log,
-    }),
-    dataDir,
+    reissuer: mediaReissuer(ctx, store, settings, write),
+    dataDir: options.dataDir,
     settings,
     owner: ctx.workerId,
     logger: log,
   });
-  // Slices of SLOTS_PER_WORKER, as in the search role: a BullMQ worker starts no job before all
-  // its slots are fetched, one round trip each.
-  const jobsInHand = settings.concurrency * MEDIA_JOBS_PER_SLOT;
-  const workers = splitConcurrency(jobsInHand, SLOTS_PER_WORKER).map(
-    (slots) =>
-      new Worker(QUEUES.media, processor, {
-        connection: ctx.connection,
-        prefix: ctx.prefix,
-        concurrency: slots,
-        lockDuration: options.lockDurationMs ?? 30_000,
-        stalledInterval: options.stalledIntervalMs ?? 15_000,
-        // A worker killed mid-download is not the download's fault.
-        maxStalledCount: 100,
-        settings: { backoffStrategy },
-      }),
-  );
-  const onFailed = (job: Job | undefined, error: Error) => {
+  const workers = startMediaWorkers(ctx, processor, options, write);
+  const enqueuer = mediaEnqueuer(ctx, queue, store, writer, options.pollMs);
+  enqueuer.start();
+  const urgency = watchMediaUrgency({
+    nextDeadline: () => store.media.nextDeadline(),
+    queue,
+    slots,
+    gate: ctx.searchGate,
+    urgentMs: settings.urgentMs,
+    log,
+  });
+
+  return {
+    async close() {
+      await sweeper.stop();
+      await urgency.stop();
+      await enqueuer.stop();
+      await Promise.all(workers.map((w) => w.close()));
+      await sink.drain();
+      await queue.close();
+      await agent.close();
+    },
+  };
+}
+
+/**
+ * Rows move through the database's one writer (a thread when the pool also searches), in group
+ * commits: concurrent downloads share a transaction, and SQLite stays off this thread. One write
+ * at a time: rows saved while a commit waits for the disk go in the next one, not each in a
+ * commit (and an fsync) of its own queued behind it.
+ */
+function mediaSink(writer: EventWriter, log: Logger): StoreSink {
+  return new StoreSink((events) => recordMediaEvents(writer, events, log), {
+    maxInFlight: 1,
+    maxDelayMs: MEDIA_COMMIT_DELAY_MS,
+  });
+}
+
+/** The HTTP agent of downloads: media hosts only, by the address rule (src/media/agent.ts). */
+function mediaAgent(options: MediaRoleOptions) {
+  const { settings } = options;
+  return createGuardedAgent({
+    allowedHosts: [new URL(options.apiUrl).hostname, ...settings.allowHosts],
+    connectTimeoutMs: settings.timeoutMs,
+    // One per download in flight: media often comes from one host, and a download waiting for
+    // a connection is a slot doing nothing.
+    connections: settings.concurrency,
+    ...(options.resolve ? { resolve: options.resolve } : {}),
+  });
+}
+
+/** Gets fresh URLs for rows whose URL expired, by searching again (jobs/media/reissue.ts). */
+function mediaReissuer(
+  ctx: RoleContext,
+  store: Store,
+  settings: MediaSettings,
+  write: (events: MediaEvent[]) => Promise<void>,
+): Reissuer {
+  return new Reissuer({
+    store,
+    client: ctx.client,
+    record: ctx.record,
+    write,
+    budget: ctx.budget,
+    inflight: ctx.inflight,
+    // Re-issues are search calls: they count against the limit every search worker shares.
+    rate: ctx.rate,
+    workerId: ctx.workerId,
+    maxReissues: settings.maxReissues,
+    stopReason: (runId) => ctx.stoppedRuns.reason(runId),
+    log: ctx.log,
+  });
+}
+
+/**
+ * The media queue's BullMQ workers, MEDIA_JOBS_PER_SLOT jobs in hand per download slot, in
+ * slices of SLOTS_PER_WORKER as in the search role: a BullMQ worker starts no job before all its
+ * slots are fetched, one round trip each.
+ */
+function startMediaWorkers(
+  ctx: RoleContext,
+  processor: Processor,
+  options: MediaRoleOptions,
+  write: (events: MediaEvent[]) => Promise<void>,
+): Worker[] {
+  const jobsInHand = options.settings.concurrency * MEDIA_JOBS_PER_SLOT;
+  const onFailed = endRowsOfFailedJob(write, ctx.log);
+  return splitConcurrency(jobsInHand, SLOTS_PER_WORKER).map((slots) => {
+    const worker = new Worker(QUEUES.media, processor, {
+      connection: ctx.connection,
+      prefix: ctx.prefix,
+      concurrency: slots,
+      lockDuration: options.lockDurationMs ?? 30_000,
+      stalledInterval: options.stalledIntervalMs ?? 15_000,
+      // A worker killed mid-download is not the download's fault.
+      maxStalledCount: 100,
+      settings: { backoffStrategy },
+    });
+    worker.on('error', (error) => ctx.log.error({ err: error }, 'media worker error'));
+    worker.on('failed', onFailed);
+    return worker;
+  });
+}
+
+/**
+ * The `failed` handler of media workers: a job out of attempts outside a download (a bug, a
+ * database that stayed locked) ends its rows `failed` (those still pending: the event moves no
+ * other), so the rows say so.
+ */
+function endRowsOfFailedJob(
+  write: (events: MediaEvent[]) => Promise<void>,
+  log: Logger,
+): (job: Job | undefined, error: Error) => void {
+  return (job, error) => {
     if (!job || job.attemptsMade < (job.opts.attempts ?? MEDIA_JOB_ATTEMPTS)) return;
-    // Out of attempts outside a download (a bug, a database that stayed locked): the rows say
-    // so (those still pending: the event moves no other).
     let mediaIds: number[];
     try {
       mediaIds = mediaIdsOf(job);
@@ -256,38 +265,28 @@ export async function startMediaRole(
       log.error({ err: e, mediaIds }, 'could not record a media job that failed for good'),
     );
   };
-  for (const worker of workers) {
-    worker.on('error', (error) => log.error({ err: error }, 'media worker error'));
-    worker.on('failed', onFailed);
-  }
+}
 
-  const enqueuer = new MediaEnqueuer({
+/** The enqueuer of pending rows (./enqueue.ts), ranked by the shared anchor (./priority.ts). */
+function mediaEnqueuer(
+  ctx: RoleContext,
+  queue: Queue,
+  store: Store,
+  writer: EventWriter,
+  pollMs: number | undefined,
+): MediaEnqueuer {
+  return new MediaEnqueuer({
     queue,
     table: {
       unqueued: (limit) => store.media.unqueued(limit),
       // Through the writer, like every other move of a row: this thread never waits for a
-      // commit's fsync (tens of ms, all downloads of the process held meanwhile). Not through
-      // the sink: a batch of marks is a commit's worth already, and it is waited for.
+      // commit's fsync (all downloads of the process would be held meanwhile). Not through the
+      // sink: a batch of marks is a commit's worth already, and it is waited for.
       markQueued: (ids, at) =>
-        recordMediaEvents(writer, [{ type: 'media-queued', mediaIds: [...ids], at }], log),
+        recordMediaEvents(writer, [{ type: 'media-queued', mediaIds: [...ids], at }], ctx.log),
     },
     anchor: new PriorityAnchor(ctx.redis, ctx.keys.mediaPriorityAnchor, queue),
-    log,
-    ...(options.pollMs === undefined ? {} : { pollMs: options.pollMs }),
+    log: ctx.log,
+    ...(pollMs === undefined ? {} : { pollMs }),
   });
-  enqueuer.start();
-  const urgency = watchUrgency(ctx, queue, downloadSlots, settings.urgentMs);
-
-  return {
-    async close() {
-      clearInterval(sweeper);
-      await sweeping;
-      await urgency.stop();
-      await enqueuer.stop();
-      await Promise.all(workers.map((w) => w.close()));
-      await sink.drain();
-      await queue.close();
-      await agent.close();
-    },
-  };
 }

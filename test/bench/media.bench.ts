@@ -109,7 +109,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { Agent, request } from 'undici';
 import { startLocalPool } from '../../jobs/local.ts';
-import { URGENCY_CHECK_MS } from '../../jobs/media/role.ts';
+import { URGENCY_CHECK_MS } from '../../jobs/media/urgency.ts';
 import { loadSettings } from '../../src/config.ts';
 import { createLogger } from '../../src/log.ts';
 import { type AnswerData, matchFresh } from '../../src/media/collect.ts';

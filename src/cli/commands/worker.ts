@@ -4,16 +4,17 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { startLocalPool } from '../../../jobs/local.ts';
 import type { Pool } from '../../../jobs/pool.ts';
 import { ROLE_HELP, ROLES, type Role } from '../../../jobs/role-names.ts';
-import { createLogger } from '../../log.ts';
+import type { Settings } from '../../config.ts';
+import { createLogger, type Logger } from '../../log.ts';
 import type { ServedMetrics } from '../../metrics/index.ts';
 import { suggestionSuffix } from '../../pipeline/issues.ts';
 import { assertRedisReachable } from '../../queue/connection.ts';
-import { openStore } from '../../store/index.ts';
+import { openStore, type Store } from '../../store/index.ts';
 import type { CommandContext } from '../context.ts';
 import { EXIT } from '../exit-codes.ts';
 import { port, positiveInt } from '../flags.ts';
 import { migrationNotice } from '../migration-notice.ts';
-import { isRedisConnectionLog, watchRedis } from '../redis-watch.ts';
+import { isRedisConnectionLog, type RedisWatchEvents, watchRedis } from '../redis-watch.ts';
 import { onStopSignals } from '../signals.ts';
 
 interface WorkerOptions {
@@ -76,116 +77,150 @@ Examples:
   harvest worker --metrics-port 9464            # and Prometheus metrics on 127.0.0.1:9464/metrics
   HARVEST_MEDIA_CONCURRENCY=32 harvest worker --roles media   # more media downloads`,
     )
-    .action(async (opts: WorkerOptions) => {
-      const settings = ctx.settings();
-      // Redis going away is logged once by the watch below: its repeats stay out of the logs.
-      const logger = createLogger({
-        level: settings.logLevel ?? 'info',
-        format: settings.logFormat,
-        drop: isRedisConnectionLog,
-      });
-      await assertRedisReachable(settings.redisUrl);
-      const watch = await watchRedis(settings.redisUrl, settings.queuePrefix, {
-        lost: (where, reason) =>
-          logger.warn(
-            { reason },
-            `Redis at ${where} is not reachable: waiting for it to come back`,
-          ),
-        back: (keptData) =>
-          keptData
-            ? logger.info('Redis is back: working on')
-            : logger.warn(
-                `Redis came back without its data (it restarted without saving): ${JOBS_GONE}`,
-              ),
-        emptied: () =>
-          logger.warn(
-            `Redis lost its data (its keys were deleted while it answered): ${JOBS_GONE}`,
-          ),
-      });
-      let store: ReturnType<typeof openStore> | undefined;
-      let metrics: ServedMetrics | undefined;
-      let pool: Pool | undefined;
-      // Installed before anything starts: a Ctrl-C that comes while the pool starts, or right
-      // after 'worker started' is out, must stop it gracefully, not kill it by the signal's
-      // default action.
-      let stopRequested!: () => void;
-      const stopped = new Promise<void>((resolve) => {
-        stopRequested = resolve;
-      });
-      const removeSignals = onStopSignals({
-        first: (signal) => {
-          logger.info({ signal }, 'finishing calls in flight, then stopping (again to force)');
-          stopRequested();
-        },
-        second: async (signal) => {
-          logger.warn({ signal }, 'second signal: stopping now');
-          await pool?.forceClose(`stopped by ${signal} before the answer arrived`);
-          process.exit(EXIT.NOT_FINISHED);
-        },
-      });
-      try {
-        const onDatabaseHost = opts.roles.some(
-          (r) => r === 'store' || r === 'runs' || r === 'media',
-        );
-        store = onDatabaseHost
-          ? openStore(settings.dbPath, {
-              onMigrate: (step) => logger.info(step, migrationNotice(step)),
-            })
-          : undefined;
-        metrics =
-          opts.metricsPort === undefined
-            ? undefined
-            : await (await import('../../metrics/index.ts')).startWorkerMetrics(settings, {
-                host: opts.metricsHost,
-                port: opts.metricsPort,
-                store,
-                logger,
-              });
-        if (metrics) logger.info({ url: metrics.url }, 'serving metrics');
-        pool = await startLocalPool(settings, {
-          roles: opts.roles,
-          concurrency: opts.concurrency,
-          lockDurationMs: opts.lockDuration,
-          stalledIntervalMs: opts.stalledInterval,
-          store,
-          metrics: metrics?.pool,
-          logger,
-        });
-        // A worker that neither searches nor downloads (the store worker beside search workers
-        // on other hosts) keeps little alive but would let the garbage of applying store jobs
-        // pile up in its old generation until the run ends: it sizes its heap for memory. Only
-        // now, once the pool's threads run: V8 applies the flag to threads started after it,
-        // where it costs speed.
-        if (opts.roles.every((r) => r === 'store' || r === 'runs')) {
-          setFlagsFromString('--optimize-for-size');
-        }
-        logger.info(
-          { roles: opts.roles, concurrency: opts.concurrency, workerId: pool.workerId },
-          'worker started',
-        );
-        await stopped;
-        // A graceful stop waits for Redis to take the records of calls in flight: while Redis
-        // is away it can wait for good, so say so now and then rather than seem to hang.
-        const stillStopping = setInterval(
-          () =>
-            logger.warn(
-              'still stopping: waiting for calls in flight to end and for Redis to take their records (is Redis reachable?); send the signal again to stop now',
-            ),
-          STILL_STOPPING_MS,
-        );
-        try {
-          await pool.close();
-        } finally {
-          clearInterval(stillStopping);
-        }
-      } finally {
-        // Also when starting failed (a port in use, say): an open connection would keep the
-        // process alive after its error was reported.
-        await watch.close();
-        await metrics?.close();
-        store?.close();
-        removeSignals();
-      }
-      logger.info('worker stopped');
+    .action((opts: WorkerOptions) => runWorker(ctx, opts));
+}
+
+/** Runs a pool until a stop signal, then stops it gracefully (a second signal forces it). */
+async function runWorker(ctx: CommandContext, opts: WorkerOptions): Promise<void> {
+  const settings = ctx.settings();
+  // Redis going away is logged once by the watch below: its repeats stay out of the logs.
+  const logger = createLogger({
+    level: settings.logLevel ?? 'info',
+    format: settings.logFormat,
+    drop: isRedisConnectionLog,
+  });
+  await assertRedisReachable(settings.redisUrl);
+  const watch = await watchRedis(settings.redisUrl, settings.queuePrefix, redisNotices(logger));
+  let store: Store | undefined;
+  let metrics: ServedMetrics | undefined;
+  let pool: Pool | undefined;
+  // Installed before anything starts: a Ctrl-C that comes while the pool starts, or right after
+  // 'worker started' is out, must stop it gracefully, not kill it by the signal's default action.
+  const stop = stopSignals(logger, () => pool);
+  try {
+    store = onDatabaseHost(opts.roles) ? openDatabase(settings, logger) : undefined;
+    metrics = await serveMetrics(settings, opts, store, logger);
+    pool = await startLocalPool(settings, {
+      roles: opts.roles,
+      concurrency: opts.concurrency,
+      lockDurationMs: opts.lockDuration,
+      stalledIntervalMs: opts.stalledInterval,
+      store,
+      metrics: metrics?.pool,
+      logger,
     });
+    // A worker that neither searches nor downloads (the store worker beside search workers on
+    // other hosts) keeps little alive but would let the garbage of applying store jobs pile up
+    // in its old generation until the run ends: it sizes its heap for memory. Only now, once
+    // the pool's threads run: V8 applies the flag to threads started after it, where it costs
+    // speed.
+    if (opts.roles.every((r) => r === 'store' || r === 'runs')) {
+      setFlagsFromString('--optimize-for-size');
+    }
+    logger.info(
+      { roles: opts.roles, concurrency: opts.concurrency, workerId: pool.workerId },
+      'worker started',
+    );
+    await stop.requested;
+    await closeSayingSo(pool, logger);
+  } finally {
+    // Also when starting failed (a port in use, say): an open connection would keep the
+    // process alive after its error was reported.
+    await watch.close();
+    await metrics?.close();
+    store?.close();
+    stop.remove();
+  }
+  logger.info('worker stopped');
+}
+
+/** What the worker says as Redis goes away and comes back. */
+function redisNotices(logger: Logger): RedisWatchEvents {
+  return {
+    lost: (where, reason) =>
+      logger.warn({ reason }, `Redis at ${where} is not reachable: waiting for it to come back`),
+    back: (keptData) =>
+      keptData
+        ? logger.info('Redis is back: working on')
+        : logger.warn(
+            `Redis came back without its data (it restarted without saving): ${JOBS_GONE}`,
+          ),
+    emptied: () =>
+      logger.warn(`Redis lost its data (its keys were deleted while it answered): ${JOBS_GONE}`),
+  };
+}
+
+/**
+ * The first stop signal resolves `requested`; the second stops the pool at once and exits.
+ * `remove` takes the handlers off again.
+ */
+function stopSignals(
+  logger: Logger,
+  pool: () => Pool | undefined,
+): { requested: Promise<void>; remove(): void } {
+  let stopRequested!: () => void;
+  const requested = new Promise<void>((resolve) => {
+    stopRequested = resolve;
+  });
+  const remove = onStopSignals({
+    first: (signal) => {
+      logger.info({ signal }, 'finishing calls in flight, then stopping (again to force)');
+      stopRequested();
+    },
+    second: async (signal) => {
+      logger.warn({ signal }, 'second signal: stopping now');
+      await pool()?.forceClose(`stopped by ${signal} before the answer arrived`);
+      process.exit(EXIT.NOT_FINISHED);
+    },
+  });
+  return { requested, remove };
+}
+
+/** Roles that need the database, so the host that owns it. */
+function onDatabaseHost(roles: readonly Role[]): boolean {
+  return roles.some((r) => r === 'store' || r === 'runs' || r === 'media');
+}
+
+function openDatabase(settings: Settings, logger: Logger): Store {
+  return openStore(settings.dbPath, {
+    onMigrate: (step) => logger.info(step, migrationNotice(step)),
+  });
+}
+
+/** Serves Prometheus metrics when `--metrics-port` is given (loaded only then). */
+async function serveMetrics(
+  settings: Settings,
+  opts: WorkerOptions,
+  store: Store | undefined,
+  logger: Logger,
+): Promise<ServedMetrics | undefined> {
+  if (opts.metricsPort === undefined) return undefined;
+  const { startWorkerMetrics } = await import('../../metrics/index.ts');
+  const metrics = await startWorkerMetrics(settings, {
+    host: opts.metricsHost,
+    port: opts.metricsPort,
+    store,
+    logger,
+  });
+  logger.info({ url: metrics.url }, 'serving metrics');
+  return metrics;
+}
+
+/**
+ * Closes the pool gracefully. It waits for Redis to take the records of calls in flight: while
+ * Redis is away it can wait for good, so it says so now and then rather than seem to hang.
+ */
+async function closeSayingSo(pool: Pool, logger: Logger): Promise<void> {
+  const stillStopping = setInterval(
+    () =>
+      logger.warn(
+        'still stopping: waiting for calls in flight to end and for Redis to take their records (is Redis reachable?); send the signal again to stop now',
+      ),
+    STILL_STOPPING_MS,
+  );
+  try {
+    await pool.close();
+  } finally {
+    clearInterval(stillStopping);
+  }
 }
