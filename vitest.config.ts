@@ -4,8 +4,7 @@ export default defineConfig({
   test: {
     // Integration files run two at a time: most of their time is spent waiting (on the sandbox's
     // latency, on polls, on child processes), and each has a Redis prefix, a sandbox port and a
-    // temp folder of its own. Two at a time took the integration files from 9.5 to 6 minutes on
-    // a 2-core machine. Unit files run in threads beside them.
+    // temp folder of its own. Unit files run in threads beside them.
     poolOptions: { forks: { minForks: 1, maxForks: 2 } },
     projects: [
       {

@@ -6,9 +6,9 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 
 // A process that only plans, enqueues and follows a run keeps little alive, but V8 sizes its
-// heap for throughput and lets the garbage of enqueuing 100,000 jobs pile up to ~120 MB before
-// collecting it. Sizing for memory instead halves the peak (265 -> 150 MB RSS) at no measurable
-// cost to such a process. Processes that run workers keep the default: their speed matters
+// heap for throughput and lets the garbage of enqueuing jobs pile up before collecting it.
+// Sizing for memory instead lowers the peak at no measurable cost to such a process
+// (test/bench/README.md). Processes that run workers keep the default: their speed matters
 // (a store-only worker sizes for memory itself, once its threads run). So does
 // `export`, which decides for itself: the flag also applies to every thread started after it
 // is set, and makes its reader threads (JSONL, CSV) three times slower.

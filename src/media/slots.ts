@@ -6,8 +6,7 @@
  * place, its folder fsynced and its row committed, and between two jobs the worker hands one
  * back and fetches the next from Redis. Had each job held a download slot for all of that, a
  * fair share of `HARVEST_MEDIA_CONCURRENCY` would sit on the disk and on Redis instead of
- * downloading (measured: 17 of 32 jobs transferring on average, 12 making files durable, 3
- * between jobs). So the media role takes more jobs than it has slots, and each job holds a slot
+ * downloading (test/bench/README.md has the figures). So the media role takes more jobs than it has slots, and each job holds a slot
  * only from its request to the last byte written: the setting bounds downloads in flight, as it
  * says, and the next job is at hand when a slot frees. A job names several rows (jobs/media/processor.ts),
  * so the rows in hand outnumber the slots many times over; a row whose URL dies soon, taken

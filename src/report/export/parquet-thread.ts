@@ -42,7 +42,7 @@ const ENTRY = import.meta.url.endsWith('.js')
   : new URL('./parquet-worker-entry.js', import.meta.url);
 /**
  * A row group's garbage dies young: a young generation of a few MB keeps the thread's heap
- * small (8 MB encoded 1M rows in 14.3 s against 15.5 s with 4, at the same peak RSS).
+ * small; 8 MB encodes faster than 4 at the same peak RSS (test/bench/README.md).
  */
 const YOUNG_GENERATION_MB = 8;
 
