@@ -1,8 +1,9 @@
 /**
  * Fresh URLs for media whose URL expired or was refused: the search that produced it is called
- * again (a recorded call of purpose `media-reissue`, with its credits, its budget reservation
- * and its in-flight journal entry, like any call), and the fresh answer's URLs replace those of
- * the task's pending media, matched by the result's own `url` (collect.ts).
+ * again (through the one API-call path, jobs/search/call.ts: a recorded call of purpose
+ * `media-reissue`, with its rate-limit turn, its credits, its budget reservation and its
+ * in-flight journal entry, like any call), and the fresh answer's URLs replace those of the
+ * task's pending media, matched by the result's own `url` (collect.ts).
  *
  * | situation                                              | outcome                           |
  * |--------------------------------------------------------|-----------------------------------|
@@ -24,27 +25,25 @@
  * A caller that can still use the old URL (its deadline has passed, its expiry not yet) asks
  * with `keepOnRefusal`: when no fresh URL may be had at all (no API key, budget, stopped run),
  * the item is not ended but told so (`unavailable`), to try the old URL while it lasts.
+ *
+ * Over 300 lines: one state machine (a task's flight, the items that asked for it, those that
+ * asked late), kept whole so it reads against the table above.
  */
 
-import { decideRetry } from '../../src/api/backoff.ts';
-import type { ApiClient, ApiResponse } from '../../src/api/index.ts';
-import {
-  estimateSearchCredits,
-  type SearchRequest,
-  type SearchResponse,
-} from '../../src/contract/index.ts';
-import { type CallBase, failedCallEvent, okCallEvent } from '../../src/events/call.ts';
-import { newCallId } from '../../src/events/ids.ts';
+import type { Decision } from '../../src/api/backoff.ts';
+import type { ApiClient } from '../../src/api/index.ts';
+import { estimateSearchCredits, type SearchRequest } from '../../src/contract/index.ts';
 import type { MediaEvent } from '../../src/events/media.ts';
 import type { StoreEvent } from '../../src/events/store.ts';
 import type { Logger } from '../../src/log.ts';
 import { type AnswerData, matchFresh } from '../../src/media/collect.ts';
 import { mediaDeadline } from '../../src/media/expiry.ts';
-import { type Budget, settleRecorded } from '../../src/queue/budget.ts';
+import type { Budget } from '../../src/queue/budget.ts';
 import type { InflightJournal } from '../../src/queue/inflight.ts';
-import type { RateController, RateTicket } from '../../src/queue/rate/controller.ts';
+import type { RateController } from '../../src/queue/rate/controller.ts';
 import type { Store } from '../../src/store/index.ts';
 import type { MediaRow } from '../../src/store/media.ts';
+import { type CallDeps, type CallOutcome, type CallRecords, callApi } from '../search/call.ts';
 
 /** When the shared rate limit holds every search, a re-issue is tried again after this, in ms. */
 const RATE_HOLD_RETRY_MS = 1000;
@@ -129,10 +128,22 @@ export class Reissuer {
   readonly #now: () => number;
   /** Re-issues under way in this process, by task: the call and the commit of its fresh URLs. */
   readonly #flights = new Map<string, Flight>();
+  /** The API-call path's pieces; absent without an API client. */
+  readonly #calls: CallDeps | undefined;
 
   constructor(deps: ReissueDeps) {
     this.#d = deps;
     this.#now = deps.now ?? Date.now;
+    this.#calls = deps.client && {
+      client: deps.client,
+      record: deps.record,
+      budget: deps.budget,
+      inflight: deps.inflight,
+      ...(deps.rate ? { rate: deps.rate } : {}),
+      workerId: deps.workerId,
+      logger: deps.log,
+      ...(deps.random ? { random: deps.random } : {}),
+    };
   }
 
   /** Gets `row` a fresh URL, or ends it saying why not. */
@@ -290,10 +301,10 @@ export class Reissuer {
     return { outcomes, unmatched };
   }
 
-  /** Calls the task's search again and records the call. */
+  /** Calls the task's search again, through the one API-call path (jobs/search/call.ts). */
   async #call(row: MediaRow): Promise<CallResult> {
-    const { store, client, budget, inflight } = this.#d;
-    if (!client) {
+    const calls = this.#calls;
+    if (!calls) {
       return {
         kind: 'refused',
         code: 'REISSUE_UNAVAILABLE',
@@ -308,6 +319,7 @@ export class Reissuer {
         message: `the URL needs a fresh one, but the run was ${stopped}: no search is called for it`,
       };
     }
+    const { store } = this.#d;
     const task = store.tasks.get(row.runId, row.taskKey);
     if (!task) {
       return {
@@ -318,101 +330,79 @@ export class Reissuer {
     }
     const request = task.request as SearchRequest;
     const maxCredits = store.runs.get(row.runId)?.maxCredits ?? null;
-    // A turn of the shared rate limit, as every search takes: over it, the item waits.
-    const { rate } = this.#d;
-    const ticket = rate ? await rate.beforeCall() : undefined;
-    if (rate && !ticket) {
-      return {
-        kind: 'wait',
-        delayMs: RATE_HOLD_RETRY_MS,
-        reason: 'the shared rate limit holds every search for now',
-      };
-    }
-    const callId = newCallId();
-    const base: CallBase = {
-      callId,
-      runId: row.runId,
-      taskKey: row.taskKey,
-      attempt: row.reissues + 1,
-      startedAt: Date.now(),
-      purpose: 'media-reissue',
-    };
-    if (maxCredits !== null) {
-      const estimate = estimateSearchCredits(request).max;
-      if (!(await budget.reserve(row.runId, callId, estimate, maxCredits))) {
+    const outcome = await callApi(
+      calls,
+      {
+        runId: row.runId,
+        taskKey: row.taskKey,
+        attempt: row.reissues + 1,
+        purpose: 'media-reissue',
+        request,
+        budget:
+          maxCredits === null
+            ? undefined
+            : { credits: estimateSearchCredits(request).max, maxCredits },
+        // One try here: a call to retry makes the media job wait, and its next run calls again.
+        attemptsMade: 1,
+        maxAttempts: 2,
+      },
+      REISSUE_RECORDS,
+    );
+    return this.#result(outcome, row, maxCredits);
+  }
+
+  /** What the re-issue's call gave, for its media items. */
+  #result(outcome: CallOutcome, row: MediaRow, maxCredits: number | null): CallResult {
+    switch (outcome.kind) {
+      // A turn of the shared rate limit, as every search takes: over it, the item waits.
+      case 'held':
+        return {
+          kind: 'wait',
+          delayMs: RATE_HOLD_RETRY_MS,
+          reason: 'the shared rate limit holds every search for now',
+        };
+      case 'over-budget':
         return {
           kind: 'refused',
           code: 'BUDGET_EXCEEDED',
           message: `re-issuing the search for a fresh URL would pass the run's budget of ${maxCredits} credits`,
         };
-      }
-    }
-    await inflight.begin({ ...base, workerId: this.#d.workerId, purpose: 'media-reissue' });
-    let response: ApiResponse<SearchResponse>;
-    try {
-      response = await client.search(request);
-    } catch (error) {
-      const call = failedCallEvent(error, base);
-      await this.#recorded(
-        call,
-        maxCredits,
-        call.creditsUsed ?? estimateSearchCredits(request).max,
-      );
-      return this.#failure(error, row, ticket);
-    }
-    rate?.onSuccess();
-    const receivedAt = this.#now();
-    await this.#recorded(okCallEvent(response, base), maxCredits, response.body.creditsUsed);
-    this.#d.log.info(
-      { runId: row.runId, taskKey: row.taskKey, credits: response.body.creditsUsed },
-      'search re-issued for fresh media URLs',
-    );
-    return { kind: 'answer', data: response.body.data as AnswerData, receivedAt };
-  }
-
-  async #recorded(
-    call: StoreEvent & { type: 'call' },
-    maxCredits: number | null,
-    spent: number,
-  ): Promise<void> {
-    await this.#d.record([call]);
-    void this.#d.inflight
-      .end(call.callId)
-      .catch((error: unknown) => this.#d.log.warn({ err: error }, 'journal end failed'));
-    if (maxCredits !== null) {
-      await settleRecorded(this.#d.budget, this.#d.log, call.runId, call.callId, spent);
-    }
-  }
-
-  async #failure(
-    error: unknown,
-    row: MediaRow,
-    ticket: RateTicket | undefined,
-  ): Promise<CallResult> {
-    const decision = decideRetry({
-      error,
-      attemptsMade: 1,
-      maxAttempts: 2,
-      random: this.#d.random ?? Math.random,
-      runId: row.runId,
-    });
-    const message = error instanceof Error ? error.message : String(error);
-    if (decision.kind === 'rate-limit') {
-      // What the 429 says is every search's to know: the searches hold too.
-      await this.#d.rate
-        ?.onRateLimited(decision.waitMs, message, ticket)
-        .catch((e: unknown) =>
-          this.#d.log.warn({ err: e }, 'could not share what a re-issue 429 said with the others'),
+      case 'answered': {
+        const { body } = outcome.response;
+        this.#d.log.info(
+          { runId: row.runId, taskKey: row.taskKey, credits: body.creditsUsed },
+          'search re-issued for fresh media URLs',
         );
-      return { kind: 'wait', delayMs: decision.waitMs, reason: message };
+        return { kind: 'answer', data: body.data as AnswerData, receivedAt: outcome.receivedAt };
+      }
+      case 'failed':
+        return failure(outcome.error, outcome.decision);
     }
-    if (decision.kind === 'retry')
-      return { kind: 'wait', delayMs: decision.delayMs, reason: message };
-    const why = decision.kind === 'pause' ? decision.reason : decision.message;
-    return {
-      kind: 'refused',
-      code: 'REISSUE_FAILED',
-      message: `re-issuing the search failed: ${why}`,
-    };
   }
+}
+
+/** A re-issue records its call alone: its media items' events follow once it is answered. */
+const REISSUE_RECORDS: CallRecords = {
+  answered: (call) => [call],
+  failed: (call) => [call],
+};
+
+/**
+ * What a failed re-issue means for its items: a 429 (learnt by the shared rate limit already),
+ * a timeout or a 5xx waits; any other failure (400, 401, 402, ...) refuses them. A 401 or 402
+ * pauses no queue here: the search that meets it next does.
+ */
+function failure(error: unknown, decision: Decision): CallResult {
+  const message = error instanceof Error ? error.message : String(error);
+  if (decision.kind === 'rate-limit') {
+    return { kind: 'wait', delayMs: decision.waitMs, reason: message };
+  }
+  if (decision.kind === 'retry')
+    return { kind: 'wait', delayMs: decision.delayMs, reason: message };
+  const why = decision.kind === 'pause' ? decision.reason : decision.message;
+  return {
+    kind: 'refused',
+    code: 'REISSUE_FAILED',
+    message: `re-issuing the search failed: ${why}`,
+  };
 }

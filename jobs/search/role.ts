@@ -1,16 +1,14 @@
 /**
- * The `search` role: BullMQ workers on the search queue running jobs/search/processor.ts, on any host
- * that reaches Redis and the API. Failures the processor did not record itself (a job stalled
- * too often, a bug, Redis trouble) are recorded here, so no task ends silently.
+ * The `search` role: BullMQ workers on the search queue running jobs/search/processor.ts, on any
+ * host that reaches Redis and the API, wired to the pieces the pool shares.
  */
-import { type Job, type Queue, RateLimitError, UnrecoverableError, Worker } from 'bullmq';
+import { type Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { StoreEvent, TaskEvent } from '../../src/events/store.ts';
-import { type HarvestKeys, parseSearchJobId, QUEUES } from '../../src/queue/names.ts';
-import { backoffStrategy, isRecorded } from '../../src/queue/retry.ts';
+import { type HarvestKeys, QUEUES } from '../../src/queue/names.ts';
+import { backoffStrategy } from '../../src/queue/retry.ts';
 import { lostCallsOf } from '../lost-calls.ts';
 import type { RoleContext, RoleHandle } from '../role.ts';
-import { createSearchProcessor } from './processor.ts';
+import { createSearchProcessor, recordUnexpectedFailure, type SearchDeps } from './processor.ts';
 
 export interface SearchRoleOptions {
   /** Search jobs in flight at once in this process. Default 16. */
@@ -54,7 +52,7 @@ export async function startSearchRole(
 ): Promise<RoleHandle> {
   const { client, log } = ctx;
   if (!client) throw new Error('the search role needs an API client');
-  const processor = createSearchProcessor({
+  const deps: SearchDeps = {
     client,
     record: ctx.record,
     budget: ctx.budget,
@@ -70,11 +68,12 @@ export async function startSearchRole(
     stopReason: (runId) => ctx.stoppedRuns.confirmedReason(runId),
     workerId: ctx.workerId,
     logger: log,
-  });
+  };
+  const processor = createSearchProcessor(deps);
   // Several BullMQ workers share the concurrency: a BullMQ worker fetches jobs one round trip
-  // at a time until all its slots are full and only then starts them, so one worker with 256
-  // slots sits idle for hundreds of ms whenever Redis is busy (while a run is enqueued, say).
-  // Slices of SLOTS_PER_WORKER start work after a few round trips.
+  // at a time until all its slots are full and only then starts them, so one worker with many
+  // slots sits idle whenever Redis is busy (while a run is enqueued, say). Slices of
+  // SLOTS_PER_WORKER start work after a few round trips.
   const workers = splitConcurrency(options.concurrency ?? 16, SLOTS_PER_WORKER).map((slots) => {
     const worker = new Worker(QUEUES.search, processor, {
       connection: ctx.connection,
@@ -87,7 +86,7 @@ export async function startSearchRole(
       maxStalledCount: options.maxStalledCount ?? 100,
       settings: { backoffStrategy },
     });
-    worker.on('failed', (job, error) => void recordUnexpectedFailure(ctx, job, error));
+    worker.on('failed', (job, error) => void recordUnexpectedFailure(deps, job, error));
     worker.on('error', (error) => log.error({ err: error }, 'search worker error'));
     return worker;
   });
@@ -105,41 +104,4 @@ export async function startSearchRole(
       await Promise.all(workers.map((w) => w.close()));
     },
   };
-}
-
-/** Failures the processor did not record itself (stalled too often, a bug, Redis trouble). */
-async function recordUnexpectedFailure(
-  ctx: RoleContext,
-  job: Job | undefined,
-  error: Error,
-): Promise<void> {
-  if (!job || isRecorded(error) || error instanceof RateLimitError) return;
-  const data = job.data as { runId?: string; taskKey?: string };
-  const ids =
-    data.runId && data.taskKey
-      ? { runId: data.runId, taskKey: data.taskKey }
-      : job.id
-        ? parseSearchJobId(job.id)
-        : undefined;
-  if (!ids) {
-    ctx.log.error({ err: error, jobId: job.id }, 'a job harvest did not make failed');
-    return;
-  }
-  const final = error instanceof UnrecoverableError || job.attemptsMade >= (job.opts.attempts ?? 1);
-  const event: TaskEvent = {
-    type: 'task',
-    ...ids,
-    status: final ? 'failed' : 'retrying',
-    attempts: job.attemptsMade,
-    // A job whose workers stopped during it more than maxStalledCount times is failed by the
-    // next worker that takes it, with BullMQ's reason in `deferredFailure`.
-    errorCode: job.deferredFailure ? 'STALLED' : 'WORKER_ERROR',
-    errorMessage: error.message,
-    at: Date.now(),
-  };
-  ctx.log.error({ err: error, jobId: job.id }, 'search job failed outside the API call');
-  const events: StoreEvent[] = [event];
-  await ctx
-    .record(events)
-    .catch((e: unknown) => ctx.log.error({ err: e }, 'could not record failure'));
 }
