@@ -8,28 +8,27 @@
  */
 import { performance } from 'node:perf_hooks';
 import { type Dispatcher, Pool } from 'undici';
-import type { z } from 'zod';
-import {
-  ActiveCrawlsResponseV1Schema,
-  ActiveCrawlsResponseV2Schema,
-  normaliseV1Crawl,
-  ParamsPreviewResponseSchema,
-  requestToSend,
-  type SearchRequest,
-  type SearchResponse,
-  SearchResponseSchema,
-} from '../contract/index.ts';
+import { requestToSend, type SearchRequest, type SearchResponse } from '../contract/index.ts';
 import {
   badResponse,
   type ClassifyContext,
   classifyResponse,
   classifyTransportError,
 } from './classify.ts';
+import {
+  type ActiveCrawlsResponse,
+  type ParamsPreviewResponse,
+  type Validate,
+  validateActiveV1,
+  validateActiveV2,
+  validatePreview,
+  validateSearch,
+} from './success-body.ts';
+
+export type { ActiveCrawlsResponse, ParamsPreviewResponse } from './success-body.ts';
 
 /** Response headers as undici gives them (lower-case names). */
 export type IncomingHttpHeaders = Dispatcher.ResponseData['headers'];
-export type ActiveCrawlsResponse = z.infer<typeof ActiveCrawlsResponseV2Schema>;
-export type ParamsPreviewResponse = z.infer<typeof ParamsPreviewResponseSchema>;
 
 export interface ApiClientOptions {
   /** Base address of the service, e.g. `https://api.example.com`; a path prefix is kept. */
@@ -102,15 +101,17 @@ export interface ApiClient {
 /** Default search timeout of the contract, in ms. */
 const SEARCH_TIMEOUT_DEFAULT_MS = 60_000;
 
-type Validate<T> = (value: unknown) => { ok: true; value: T } | { ok: false; reason: string };
+/** What every call of one client shares: its connection pool and its headers. */
+interface Connection {
+  pool: Pool;
+  getHeaders: Record<string, string>;
+  postHeaders: Record<string, string>;
+  /** Texts no error may quote (the API key). */
+  secrets: string[];
+}
 
-export function createApiClient(options: ApiClientOptions): ApiClient {
-  const base = new URL(options.baseUrl);
-  const basePath = base.pathname.replace(/\/+$/, '');
-  const secrets = [options.apiKey];
-  const slackMs = options.timeoutSlackMs ?? 5000;
-  const defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
-  const pool = new Pool(base.origin, {
+function connect(origin: string, options: ApiClientOptions): Connection {
+  const pool = new Pool(origin, {
     connections: options.connections ?? 64,
     pipelining: options.pipelining ?? 1,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 4000,
@@ -123,6 +124,95 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     'user-agent': options.userAgent ?? 'harvest',
   };
   const postHeaders: Record<string, string> = { ...getHeaders, 'content-type': 'application/json' };
+  return { pool, getHeaders, postHeaders, secrets: [options.apiKey] };
+}
+
+/** One request, one answer: the validated body, or exactly one ApiError. */
+async function call<T>(
+  connection: Connection,
+  method: 'GET' | 'POST',
+  path: string,
+  operation: string,
+  payload: string | undefined,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+  validate: Validate<T>,
+): Promise<ApiResponse<T>> {
+  const startedMs = performance.now();
+  let status = 0;
+  let headers: IncomingHttpHeaders;
+  let text: string;
+  try {
+    const response = await connection.pool.request({
+      method,
+      path,
+      headers: payload === undefined ? connection.getHeaders : connection.postHeaders,
+      body: payload ?? null,
+      signal: signal ?? null,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    status = response.statusCode;
+    headers = response.headers;
+    text = await response.body.text();
+  } catch (error) {
+    // Once the status line is in, the answer's status is known even when its body broke
+    // (an error answer then still costs nothing).
+    const ctx = context(connection, operation, startedMs);
+    throw classifyTransportError(error, status > 0 ? { ...ctx, status } : ctx);
+  }
+  const durationMs = performance.now() - startedMs;
+  if (status < 200 || status > 299) {
+    throw classifyResponse(
+      status,
+      headers,
+      text,
+      context(connection, operation, startedMs, durationMs),
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw badResponse(
+      status,
+      `malformed JSON body (${text.length} chars)`,
+      context(connection, operation, startedMs, durationMs),
+      error,
+    );
+  }
+  const checked = validate(json);
+  if (!checked.ok) {
+    throw badResponse(
+      status,
+      checked.reason,
+      context(connection, operation, startedMs, durationMs),
+    );
+  }
+  return { status, durationMs, body: checked.value, headers };
+}
+
+/** What classify.ts needs to build an error of this call (never the secrets in its text). */
+function context(
+  connection: Connection,
+  operation: string,
+  startedMs: number,
+  durationMs?: number,
+): ClassifyContext {
+  return {
+    operation,
+    durationMs: durationMs ?? performance.now() - startedMs,
+    secrets: connection.secrets,
+    nowMs: Date.now(),
+  };
+}
+
+export function createApiClient(options: ApiClientOptions): ApiClient {
+  const base = new URL(options.baseUrl);
+  const basePath = base.pathname.replace(/\/+$/, '');
+  const connection = connect(base.origin, options);
+  const slackMs = options.timeoutSlackMs ?? 5000;
+  const defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
   const paths = {
     search: `${basePath}/v2/search`,
     activeV1: `${basePath}/v1/crawl/active`,
@@ -131,74 +221,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   };
   let closing: Promise<void> | undefined;
 
-  async function call<T>(
-    method: 'GET' | 'POST',
-    path: string,
-    operation: string,
-    payload: string | undefined,
-    timeoutMs: number,
-    signal: AbortSignal | undefined,
-    validate: Validate<T>,
-  ): Promise<ApiResponse<T>> {
-    const startedMs = performance.now();
-    let status = 0;
-    let headers: IncomingHttpHeaders;
-    let text: string;
-    try {
-      const response = await pool.request({
-        method,
-        path,
-        headers: payload === undefined ? getHeaders : postHeaders,
-        body: payload ?? null,
-        signal: signal ?? null,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-      });
-      status = response.statusCode;
-      headers = response.headers;
-      text = await response.body.text();
-    } catch (error) {
-      // Once the status line is in, the answer's status is known even when its body broke
-      // (an error answer then still costs nothing).
-      const ctx = context(operation, startedMs);
-      throw classifyTransportError(error, status > 0 ? { ...ctx, status } : ctx);
-    }
-    const durationMs = performance.now() - startedMs;
-    if (status < 200 || status > 299) {
-      throw classifyResponse(status, headers, text, context(operation, startedMs, durationMs));
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(text);
-    } catch (error) {
-      throw badResponse(
-        status,
-        `malformed JSON body (${text.length} chars)`,
-        context(operation, startedMs, durationMs),
-        error,
-      );
-    }
-    const checked = validate(json);
-    if (!checked.ok) {
-      throw badResponse(status, checked.reason, context(operation, startedMs, durationMs));
-    }
-    return { status, durationMs, body: checked.value, headers };
-  }
-
-  function context(operation: string, startedMs: number, durationMs?: number): ClassifyContext {
-    return {
-      operation,
-      durationMs: durationMs ?? performance.now() - startedMs,
-      secrets,
-      nowMs: Date.now(),
-    };
-  }
-
   return {
     search(request, callOptions = {}) {
       const timeoutMs =
         callOptions.timeoutMs ?? (request.timeout ?? SEARCH_TIMEOUT_DEFAULT_MS) + slackMs;
       return call(
+        connection,
         'POST',
         paths.search,
         'POST /v2/search',
@@ -212,6 +240,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     activeCrawls(callOptions) {
       const v1 = callOptions.version === 'v1';
       return call(
+        connection,
         'GET',
         v1 ? paths.activeV1 : paths.activeV2,
         v1 ? 'GET /v1/crawl/active' : 'GET /v2/crawl/active',
@@ -224,6 +253,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
 
     paramsPreview(input, callOptions = {}) {
       return call(
+        connection,
         'POST',
         paths.preview,
         'POST /v2/crawl/params-preview',
@@ -235,71 +265,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     },
 
     close() {
-      closing ??= pool.close();
+      closing ??= connection.pool.close();
       return closing;
     },
   };
 }
-
-/** A 2xx body with `success: false` is off-contract; its `error` text says why. */
-function failedSuccess(value: unknown): string | undefined {
-  if (value === null || typeof value !== 'object') return 'body is not a JSON object';
-  const record = value as Record<string, unknown>;
-  if (record.success === false) {
-    return `success status with success:false${typeof record.error === 'string' ? `: ${record.error}` : ''}`;
-  }
-  return undefined;
-}
-
-function schemaValidator<T>(schema: z.ZodType<T>, what: string): Validate<T> {
-  return (value) => {
-    const failed = failedSuccess(value);
-    if (failed) return { ok: false, reason: failed };
-    const result = schema.safeParse(value);
-    if (result.success) return { ok: true, value: result.data };
-    return {
-      ok: false,
-      reason: `${what} does not match the contract: ${firstIssue(result.error)}`,
-    };
-  };
-}
-
-function firstIssue(error: z.ZodError): string {
-  const issue = error.issues[0];
-  if (!issue) return 'invalid';
-  const path = issue.path.length > 0 ? issue.path.join('.') : '(root)';
-  const more = error.issues.length > 1 ? ` (+${error.issues.length - 1} more)` : '';
-  return `${path}: ${issue.message}${more}`;
-}
-
-const validateSearch: Validate<SearchResponse> = schemaValidator(
-  SearchResponseSchema as z.ZodType<SearchResponse>,
-  'search response',
-);
-const validateActiveV2: Validate<ActiveCrawlsResponse> = schemaValidator(
-  ActiveCrawlsResponseV2Schema as z.ZodType<ActiveCrawlsResponse>,
-  'active crawls (v2)',
-);
-const validatePreview: Validate<ParamsPreviewResponse> = schemaValidator(
-  ParamsPreviewResponseSchema as z.ZodType<ParamsPreviewResponse>,
-  'params preview',
-);
-
-/**
- * v1 answers use the v1 scrape-option names in the reference, but real ones may carry v2
- * names: accept either, and hand back v2 records.
- */
-const validateActiveV1: Validate<ActiveCrawlsResponse> = (value) => {
-  const failed = failedSuccess(value);
-  if (failed) return { ok: false, reason: failed };
-  const v1 = ActiveCrawlsResponseV1Schema.safeParse(value);
-  if (v1.success) {
-    return { ok: true, value: { ...v1.data, crawls: v1.data.crawls.map(normaliseV1Crawl) } };
-  }
-  const v2 = ActiveCrawlsResponseV2Schema.safeParse(value);
-  if (v2.success) return { ok: true, value: v2.data };
-  return {
-    ok: false,
-    reason: `active crawls (v1) does not match the contract: ${firstIssue(v1.error)}`,
-  };
-};

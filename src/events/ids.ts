@@ -1,8 +1,8 @@
 /**
  * Call ids: UUIDv7 (time-ordered, so the calls table's key index grows at its end instead of at
- * random pages). The random bits come from a pool refilled 4 KiB at a time: the uuid package's
- * own source asks Web Crypto for 16 bytes per id, which makes an id cost 1.3-1.6 µs instead
- * of 0.2-0.3 µs.
+ * random pages). The random bits come from a pool refilled 4 KiB at a time, not from the uuid
+ * package's own source, which asks Web Crypto for 16 bytes per id: that request would be most
+ * of what an id costs, and every call recorded makes one.
  */
 import { randomFillSync } from 'node:crypto';
 import { v7 } from 'uuid';

@@ -8,25 +8,19 @@
  * most `maxRedirects`, each hop checked again (scheme here, address in agent.ts); headers and
  * every pause in the body time out.
  */
-import { createHash } from 'node:crypto';
-import fs from 'node:fs';
-import type { Readable } from 'node:stream';
 import type { Agent } from 'undici';
 import { request } from 'undici';
 import { discardBody, readBodyStart } from '../api/body.ts';
 import { parseRetryAfterMs } from '../api/retry-after.ts';
-import { checkDeclaredType, SNIFF_BYTES, verifyType } from './content-type.ts';
+import { dropPartial, Inspector, writeBody } from './body-file.ts';
+import { checkDeclaredType } from './content-type.ts';
 import { asMediaError, errorForStatus, MediaError } from './errors.ts';
-import type { MediaKind, StoredType } from './kinds.ts';
+import type { MediaKind } from './kinds.ts';
 import type { DownloadSlots, Release } from './slots.ts';
-import {
-  closePartial,
-  fsyncFd,
-  openPartialFile,
-  type PartialFile,
-  placeFile,
-  writeAll,
-} from './storage.ts';
+import { closePartial, fsyncFd, openPartialFile, type PartialFile, placeFile } from './storage.ts';
+
+/** Tests size their bodies against it. */
+export { HELD_BYTES_MAX } from './body-file.ts';
 
 export interface DownloaderOptions {
   /** The guarded agent (agent.ts) every request goes through. */
@@ -96,150 +90,102 @@ export function checkUrl(raw: string): URL {
   return url;
 }
 
-/**
- * Hashes, counts, caps and type-checks the bytes of a body on their way to the partial file.
- * Chunks are held back only until the first SNIFF_BYTES have been checked; each is hashed where
- * it is, never copied.
- */
-class Inspector {
-  readonly hash = createHash('sha256');
-  bytes = 0;
-  type: StoredType | undefined;
-  #head: Buffer[] = [];
-  #headBytes = 0;
+/** What every request of one downloader shares. */
+interface Fetcher {
+  agent: Agent;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  maxRedirects: number;
+}
 
-  constructor(
-    private readonly kind: MediaKind,
-    private readonly contentType: string | string[] | undefined,
-    private readonly maxBytes: number,
-  ) {}
+type Response = Awaited<ReturnType<typeof request>>;
 
-  /** The chunks that may be written now, `chunk` included; throws when the body is refused. */
-  take(chunk: Buffer): Buffer[] {
-    this.bytes += chunk.length;
-    if (this.bytes > this.maxBytes) {
-      throw new MediaError(
-        'MEDIA_TOO_LARGE',
-        `larger than media.maxBytes (${this.maxBytes} bytes)`,
-      );
+/** The first 2xx answer for `input.url`, following at most `maxRedirects` redirects. */
+async function open(fetcher: Fetcher, input: DownloadInput) {
+  let url = checkUrl(input.url);
+  for (let hop = 0; ; hop++) {
+    const response = await request(url, {
+      method: 'GET',
+      headers: fetcher.headers,
+      dispatcher: fetcher.agent,
+      headersTimeout: fetcher.timeoutMs,
+      bodyTimeout: fetcher.timeoutMs,
+      signal: input.signal ?? null,
+    }).catch((error: unknown) => {
+      throw asMediaError(error);
+    });
+    const { statusCode, body } = response;
+    if (statusCode >= 200 && statusCode < 300) return { url, response };
+    if (REDIRECTS.has(statusCode)) {
+      discardBody(body);
+      url = redirectTarget(response, url, hop, fetcher.maxRedirects);
+      continue;
     }
-    if (this.type !== undefined) return this.#pass([chunk]);
-    this.#head.push(chunk);
-    this.#headBytes += chunk.length;
-    return this.#headBytes < SNIFF_BYTES ? [] : this.#release();
-  }
-
-  /** The chunks still held once the body has ended; throws when its type is refused. */
-  end(): Buffer[] {
-    return this.type === undefined ? this.#release() : [];
-  }
-
-  #release(): Buffer[] {
-    // Only the first SNIFF_BYTES are looked at: no copy of the whole first chunk (up to 64 kB)
-    // for them, on every download.
-    const head = Buffer.concat(this.#head, Math.min(this.#headBytes, SNIFF_BYTES));
-    const check = verifyType(this.kind, this.contentType, head);
-    if (!check.ok) throw new MediaError(check.code, check.message);
-    this.type = check.type;
-    const held = this.#head;
-    this.#head = [];
-    return this.#pass(held);
-  }
-
-  #pass(chunks: Buffer[]): Buffer[] {
-    for (const chunk of chunks) this.hash.update(chunk);
-    return chunks;
+    const text = await readBodyStart(body, ERROR_BODY_MAX);
+    const retryAfterMs = parseRetryAfterMs({
+      header: response.headers['retry-after'],
+      nowMs: Date.now(),
+    });
+    throw errorForStatus(statusCode, text, retryAfterMs);
   }
 }
 
-/**
- * Bodies up to this size are held in memory and written with one call once they have ended; a
- * larger one is written as it comes from then on. Every call through libuv's thread pool costs
- * the event loop a round trip (a pool thread woken, then the loop): a 100 kB file came in two
- * to seven chunks, each its own write. Held per transfer, so at most slots times this.
- */
-export const HELD_BYTES_MAX = 1024 * 1024;
+/** Where a redirect leads, checked like the first URL; refused past `maxRedirects`. */
+function redirectTarget(response: Response, url: URL, hop: number, maxRedirects: number): URL {
+  const { statusCode } = response;
+  const location = response.headers.location;
+  const target = Array.isArray(location) ? location[0] : location;
+  if (!target) {
+    throw new MediaError('MEDIA_REDIRECT_REFUSED', `redirect ${statusCode} without a Location`);
+  }
+  if (hop >= maxRedirects) {
+    throw new MediaError('MEDIA_REDIRECT_REFUSED', `more than ${maxRedirects} redirects`);
+  }
+  let next: URL;
+  try {
+    next = new URL(target, url);
+  } catch {
+    throw new MediaError(
+      'MEDIA_REDIRECT_REFUSED',
+      `redirect ${statusCode} to a Location that is not a URL: ${target.slice(0, 200)}`,
+    );
+  }
+  return checkUrl(next.href);
+}
 
 /**
- * Streams `body` through `inspector` into a partial file, made by `create` once the body has
- * ended or has outgrown HELD_BYTES_MAX, whichever comes first; a larger body is then written
- * one chunk at a time, the body paused while a write is under way (a slow disk slows the
- * download, nothing piles up). Straight writes to the descriptor: no stream pipeline set up
- * per file. Returns the file, open, not yet fsynced; none is made when the body is refused.
- *
- * The body flows: each chunk is handed over as the HTTP parser produces it. Read through an
- * async iterator instead, every chunk of 64 kB filled the body's buffer, which paused the
- * connection until the next turn of the event loop read it: more wake-ups here, and the media
- * host's writes to a full socket went out in pieces.
+ * The part of a download that holds a slot: request (and redirects), checks, and the body
+ * hashed, counted and type-checked on its way into a partial file (writeBody). The file is
+ * left open, not yet fsynced.
  */
-function writeBody(
-  body: Readable,
-  inspector: Inspector,
-  create: () => Promise<PartialFile>,
-): Promise<PartialFile> {
-  return new Promise((resolve, reject) => {
-    let held: Buffer[] = [];
-    let heldBytes = 0;
-    let file: PartialFile | undefined;
-    /** The write under way, while the body is paused for it. */
-    let writing: Promise<void> | undefined;
-    let settled = false;
-
-    const fail = (error: unknown) => {
-      if (settled) return;
-      settled = true;
-      body.off('data', onData);
-      body.off('end', onEnd);
-      // Once the write under way is over: it may be the one that makes the file.
-      void (writing ?? Promise.resolve())
-        .catch(() => {})
-        .then(() => (file ? dropPartial(file) : undefined))
-        .finally(() => reject(error));
-    };
-    const flush = async (chunks: Buffer[]) => {
-      file ??= await create();
-      await writeAll(file.fd, chunks);
-    };
-    const onData = (chunk: Buffer) => {
-      let parts: Buffer[];
-      try {
-        parts = inspector.take(chunk);
-      } catch (error) {
-        fail(error);
-        return;
-      }
-      held.push(...parts);
-      heldBytes += chunk.length;
-      if (!file && heldBytes <= HELD_BYTES_MAX) return;
-      const chunks = held;
-      held = [];
-      body.pause();
-      writing = flush(chunks).then(() => {
-        writing = undefined;
-        if (!settled) body.resume();
-      });
-      writing.catch(fail);
-    };
-    const onEnd = () => {
-      let rest: Buffer[];
-      try {
-        rest = [...held, ...inspector.end()];
-      } catch (error) {
-        fail(error);
-        return;
-      }
-      held = [];
-      writing = (writing ?? Promise.resolve()).then(() => flush(rest));
-      writing.then(() => {
-        if (settled) return;
-        settled = true;
-        resolve(file!);
-      }, fail);
-    };
-    body.on('data', onData);
-    body.on('end', onEnd);
-    body.on('error', fail);
-  });
+async function transfer(fetcher: Fetcher, input: DownloadInput) {
+  const { url, response } = await open(fetcher, input);
+  const declared = response.headers['content-type'];
+  const early = checkDeclaredType(input.kind, declared);
+  const length = Number(response.headers['content-length']);
+  const refusal = early
+    ? new MediaError(early.code, early.message)
+    : length > input.maxBytes
+      ? new MediaError(
+          'MEDIA_TOO_LARGE',
+          `Content-Length ${length} is over media.maxBytes (${input.maxBytes})`,
+        )
+      : undefined;
+  if (refusal) {
+    discardBody(response.body);
+    throw refusal;
+  }
+  const inspector = new Inspector(input.kind, declared, input.maxBytes);
+  let file: PartialFile;
+  try {
+    file = await writeBody(response.body, inspector, () =>
+      openPartialFile(input.root, input.owner),
+    );
+  } catch (error) {
+    discardBody(response.body);
+    throw asMediaError(error);
+  }
+  return { url, file, inspector };
 }
 
 export interface Downloader {
@@ -247,94 +193,12 @@ export interface Downloader {
 }
 
 export function createDownloader(options: DownloaderOptions): Downloader {
-  const timeoutMs = options.timeoutMs ?? 30_000;
-  const maxRedirects = options.maxRedirects ?? 5;
-  const headers = { 'user-agent': options.userAgent ?? 'harvest-media', accept: '*/*' };
-
-  async function open(input: DownloadInput) {
-    let url = checkUrl(input.url);
-    for (let hop = 0; ; hop++) {
-      const response = await request(url, {
-        method: 'GET',
-        headers,
-        dispatcher: options.agent,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-        signal: input.signal ?? null,
-      }).catch((error: unknown) => {
-        throw asMediaError(error);
-      });
-      const { statusCode, body } = response;
-      if (statusCode >= 200 && statusCode < 300) return { url, response };
-      if (REDIRECTS.has(statusCode)) {
-        discardBody(body);
-        const location = response.headers.location;
-        const target = Array.isArray(location) ? location[0] : location;
-        if (!target) {
-          throw new MediaError(
-            'MEDIA_REDIRECT_REFUSED',
-            `redirect ${statusCode} without a Location`,
-          );
-        }
-        if (hop >= maxRedirects) {
-          throw new MediaError('MEDIA_REDIRECT_REFUSED', `more than ${maxRedirects} redirects`);
-        }
-        let next: URL;
-        try {
-          next = new URL(target, url);
-        } catch {
-          throw new MediaError(
-            'MEDIA_REDIRECT_REFUSED',
-            `redirect ${statusCode} to a Location that is not a URL: ${target.slice(0, 200)}`,
-          );
-        }
-        url = checkUrl(next.href);
-        continue;
-      }
-      const text = await readBodyStart(body, ERROR_BODY_MAX);
-      const retryAfterMs = parseRetryAfterMs({
-        header: response.headers['retry-after'],
-        nowMs: Date.now(),
-      });
-      throw errorForStatus(statusCode, text, retryAfterMs);
-    }
-  }
-
-  /**
-   * The part of a download that holds a slot: request (and redirects), checks, and the body
-   * hashed, counted and type-checked on its way into a partial file (writeBody). The file is
-   * left open, not yet fsynced.
-   */
-  async function transfer(input: DownloadInput) {
-    const { url, response } = await open(input);
-    const declared = response.headers['content-type'];
-    const early = checkDeclaredType(input.kind, declared);
-    const length = Number(response.headers['content-length']);
-    const refusal = early
-      ? new MediaError(early.code, early.message)
-      : length > input.maxBytes
-        ? new MediaError(
-            'MEDIA_TOO_LARGE',
-            `Content-Length ${length} is over media.maxBytes (${input.maxBytes})`,
-          )
-        : undefined;
-    if (refusal) {
-      discardBody(response.body);
-      throw refusal;
-    }
-    const inspector = new Inspector(input.kind, declared, input.maxBytes);
-    let file: PartialFile;
-    try {
-      file = await writeBody(response.body, inspector, () =>
-        openPartialFile(input.root, input.owner),
-      );
-    } catch (error) {
-      discardBody(response.body);
-      throw asMediaError(error);
-    }
-    return { url, file, inspector };
-  }
-
+  const fetcher: Fetcher = {
+    agent: options.agent,
+    headers: { 'user-agent': options.userAgent ?? 'harvest-media', accept: '*/*' },
+    timeoutMs: options.timeoutMs ?? 30_000,
+    maxRedirects: options.maxRedirects ?? 5,
+  };
   return {
     async download(input) {
       const release: Release = options.slots
@@ -342,7 +206,7 @@ export function createDownloader(options: DownloaderOptions): Downloader {
         : () => {};
       let transferred: Awaited<ReturnType<typeof transfer>>;
       try {
-        transferred = await transfer(input);
+        transferred = await transfer(fetcher, input);
       } finally {
         release();
       }
@@ -382,14 +246,4 @@ export function createDownloader(options: DownloaderOptions): Downloader {
       };
     },
   };
-}
-
-/** Closes and removes a partial file that will not be placed. */
-async function dropPartial(file: PartialFile): Promise<void> {
-  try {
-    closePartial(file);
-  } catch {
-    // Closed or not, the file goes.
-  }
-  await fs.promises.rm(file.path, { force: true });
 }

@@ -61,16 +61,13 @@ function collected(
   });
 }
 
-export function createWorkerMetrics(sources: MetricsSources): WorkerMetrics {
-  const { redis, prefix, keys, store, logger: log } = sources;
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'harvest_' });
-  const queues = Object.values(QUEUES).map((name) => {
-    const queue = new Queue(name, { connection: redis, prefix });
-    queue.on('error', () => {}); // Redis going away is said once (src/cli/redis-watch.ts)
-    return queue;
-  });
-
+/** Gauges of what every worker shares, read from Redis (and SQLite, on its host) when scraped. */
+function registerSharedGauges(
+  registry: Registry,
+  sources: MetricsSources,
+  queues: readonly Queue[],
+): void {
+  const { redis, keys, store, logger: log } = sources;
   collected(
     registry,
     log,
@@ -123,37 +120,57 @@ export function createWorkerMetrics(sources: MetricsSources): WorkerMetrics {
       },
     );
   }
+}
 
-  const calls = new Counter({
-    name: 'harvest_api_calls_total',
-    help: 'API calls this process made, by HTTP status ("none": no answer), outcome and purpose.',
-    labelNames: ['status', 'outcome', 'purpose'],
-    registers: [registry],
+/** Counters of what only this process knows; every label value is listed from the start. */
+function registerProcessCounters(registry: Registry) {
+  const counters = {
+    calls: new Counter({
+      name: 'harvest_api_calls_total',
+      help: 'API calls this process made, by HTTP status ("none": no answer), outcome and purpose.',
+      labelNames: ['status', 'outcome', 'purpose'],
+      registers: [registry],
+    }),
+    rateLimited: new Counter({
+      name: 'harvest_api_rate_limited_total',
+      help: '429 answers this process got.',
+      registers: [registry],
+    }),
+    credits: new Counter({
+      name: 'harvest_api_credits_used_total',
+      help: 'Credits the API reported for the calls this process made.',
+      registers: [registry],
+    }),
+    ticks: new Counter({
+      name: 'harvest_schedule_ticks_total',
+      help: 'Schedule ticks this process handled, by outcome (started, skipped, failed).',
+      labelNames: ['outcome'],
+      registers: [registry],
+    }),
+    notifications: new Counter({
+      name: 'harvest_notifications_total',
+      help: 'Webhook delivery attempts this process made, by the state they left.',
+      labelNames: ['state'],
+      registers: [registry],
+    }),
+  };
+  for (const outcome of TICK_OUTCOMES) {
+    if (outcome !== 'starting') counters.ticks.inc({ outcome }, 0);
+  }
+  for (const state of NOTIFICATION_STATES) counters.notifications.inc({ state }, 0);
+  return counters;
+}
+
+export function createWorkerMetrics(sources: MetricsSources): WorkerMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'harvest_' });
+  const queues = Object.values(QUEUES).map((name) => {
+    const queue = new Queue(name, { connection: sources.redis, prefix: sources.prefix });
+    queue.on('error', () => {}); // Redis going away is said once (src/cli/redis-watch.ts)
+    return queue;
   });
-  const rateLimited = new Counter({
-    name: 'harvest_api_rate_limited_total',
-    help: '429 answers this process got.',
-    registers: [registry],
-  });
-  const credits = new Counter({
-    name: 'harvest_api_credits_used_total',
-    help: 'Credits the API reported for the calls this process made.',
-    registers: [registry],
-  });
-  const ticks = new Counter({
-    name: 'harvest_schedule_ticks_total',
-    help: 'Schedule ticks this process handled, by outcome (started, skipped, failed).',
-    labelNames: ['outcome'],
-    registers: [registry],
-  });
-  const notifications = new Counter({
-    name: 'harvest_notifications_total',
-    help: 'Webhook delivery attempts this process made, by the state they left.',
-    labelNames: ['state'],
-    registers: [registry],
-  });
-  for (const outcome of TICK_OUTCOMES) if (outcome !== 'starting') ticks.inc({ outcome }, 0);
-  for (const state of NOTIFICATION_STATES) notifications.inc({ state }, 0);
+  registerSharedGauges(registry, sources, queues);
+  const { calls, rateLimited, credits, ticks, notifications } = registerProcessCounters(registry);
 
   return {
     contentType: registry.contentType,

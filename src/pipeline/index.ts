@@ -12,6 +12,7 @@ export {
   matrixSize,
   mergeItem,
 } from './expand.ts';
+export { MAX_ISSUES_PER_FILE } from './finding-set.ts';
 export {
   describeValue,
   didYouMean,
@@ -24,8 +25,9 @@ export {
   pathToString,
 } from './issues.ts';
 export { MAX_NESTING, MAX_PIPELINE_BYTES } from './load.ts';
+export { MEDIA_OPTIONS, type MediaOption } from './media-rules.ts';
 export { type Plan, plan, planTasks, type Task, type TaskStream } from './plan.ts';
-export { MAX_EXPANDED_SEARCHES, MEDIA_OPTIONS, type MediaOption } from './rules.ts';
+export { MAX_EXPANDED_SEARCHES } from './rules.ts';
 export {
   type Defaults,
   DefaultsSchema,
@@ -40,7 +42,6 @@ export {
 } from './schema.ts';
 export {
   loadPipelineFile,
-  MAX_ISSUES_PER_FILE,
   type PipelineStats,
   parsePipeline,
   parsePipelineBytes,

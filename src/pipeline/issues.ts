@@ -43,6 +43,16 @@ export interface Finding {
   allowed?: string;
 }
 
+/** An error at `path`; `extra` adds what was received and allowed, or `atKey`. */
+export function errorFinding(
+  path: Path,
+  message: string,
+  code: string,
+  extra: Partial<Finding> = {},
+): Finding {
+  return { code, severity: 'error', path, message, ...extra };
+}
+
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /** `['searches', 3, 'scrapeOptions']` -> `searches[3].scrapeOptions`. */

@@ -1,25 +1,14 @@
 /**
  * Reading a pipeline file and parsing its YAML with source positions. Refuses what can hurt:
  * files over the size limit, bytes that are not UTF-8, aliases (no alias bombs), explicit
- * tags (no custom types), several documents in one file, duplicate keys.
+ * tags (no custom types), several documents in one file, duplicate keys. What is refused node
+ * by node (aliases, tags, keys that are not text) is found in yaml-refusals.ts.
  */
 import { readFile, stat } from 'node:fs/promises';
-import {
-  type Document,
-  isAlias,
-  isCollection,
-  isMap,
-  isPair,
-  isScalar,
-  isSeq,
-  LineCounter,
-  type Node,
-  type Pair,
-  parseDocument,
-  visit,
-} from 'yaml';
-import type { Finding, Issue, PathSegment } from './issues.ts';
+import { type Document, LineCounter, parseDocument } from 'yaml';
+import type { Issue } from './issues.ts';
 import { createLocator, type Locator, START } from './positions.ts';
+import { type PositionedFinding, positioned, refusedNodes } from './yaml-refusals.ts';
 
 /** Largest pipeline file accepted, in bytes (1 MiB). */
 export const MAX_PIPELINE_BYTES = 1024 * 1024;
@@ -83,12 +72,6 @@ export type YamlResult =
   | { ok: true; data: unknown; locator: Locator }
   | { ok: false; findings: PositionedFinding[]; locator: Locator };
 
-/** A finding whose position is already known (YAML syntax problems have no document path). */
-export interface PositionedFinding extends Finding {
-  line: number;
-  col: number;
-}
-
 /** Parse YAML text into plain data plus a locator for positions. Never throws. */
 export function parseYaml(text: string): YamlResult {
   const lineCounter = new LineCounter();
@@ -119,50 +102,7 @@ export function parseYaml(text: string): YamlResult {
     return { ok: false, findings: [finding], locator: empty };
   }
   const locator = createLocator(doc, lineCounter);
-  const findings: PositionedFinding[] = [];
-  const problems = [...doc.errors, ...doc.warnings].filter(
-    // Explicit tags are reported once, below.
-    (problem) => problem.code !== 'TAG_RESOLVE_FAILED',
-  );
-  for (const problem of problems) {
-    const plain = PLAIN_PROBLEMS[problem.code];
-    findings.push(
-      positioned(
-        plain?.code ?? 'YAML_SYNTAX',
-        plain?.message ?? firstLine(problem.message),
-        locator.at(problem.pos[0]),
-      ),
-    );
-  }
-  visit(doc, {
-    Alias(_key, node) {
-      findings.push(
-        positioned(
-          'YAML_ALIAS',
-          `YAML aliases are not supported (*${node.source}); use "defaults:" to share settings`,
-          locator.at(node.range?.[0] ?? 0),
-        ),
-      );
-    },
-    Pair(_key, pair, ancestors) {
-      // A key written as a list or mapping (`{topic}:`, `? [k]`) cannot be a key of plain data:
-      // said here, at the key, before toJS would stringify it (and print a Node warning).
-      if (!isCollection(pair.key)) return;
-      const parentPath = documentPath(ancestors, text);
-      if (parentPath === undefined) return; // inside a key already reported
-      findings.push(collectionKey(text, pair.key, parentPath, locator));
-    },
-    Node(_key, node: Node) {
-      if (isAlias(node) || node.tag === undefined) return;
-      findings.push(
-        positioned(
-          'YAML_TAG',
-          `YAML tags are not supported (${node.tag}); write a plain value`,
-          locator.at(tagOffset(text, node.range?.[0] ?? 0)),
-        ),
-      );
-    },
-  });
+  const findings = [...parserProblems(doc, locator), ...refusedNodes(doc, text, locator)];
   if (findings.length > 0) return { ok: false, findings, locator };
   if (doc.contents === null) {
     return {
@@ -171,6 +111,27 @@ export function parseYaml(text: string): YamlResult {
       locator,
     };
   }
+  return plainData(doc, locator);
+}
+
+/** The yaml parser's errors and warnings, in words for a person writing a pipeline. */
+function parserProblems(doc: Document, locator: Locator): PositionedFinding[] {
+  const problems = [...doc.errors, ...doc.warnings].filter(
+    // Explicit tags are reported once, by refusedNodes.
+    (problem) => problem.code !== 'TAG_RESOLVE_FAILED',
+  );
+  return problems.map((problem) => {
+    const plain = PLAIN_PROBLEMS[problem.code];
+    return positioned(
+      plain?.code ?? 'YAML_SYNTAX',
+      plain?.message ?? firstLine(problem.message),
+      locator.at(problem.pos[0]),
+    );
+  });
+}
+
+/** The document as plain data, refused when it nests deeper than MAX_NESTING. */
+function plainData(doc: Document, locator: Locator): YamlResult {
   try {
     const data: unknown = doc.toJS({ maxAliasCount: 0 });
     if (nestingDepth(data) > MAX_NESTING) {
@@ -223,96 +184,6 @@ export function nestingDepth(value: unknown): number {
     for (const child of Object.values(node)) stack.push([child, depth + 1]);
   }
   return deepest;
-}
-
-function positioned(
-  code: string,
-  message: string,
-  position: { line: number; col: number },
-  extra: Partial<Finding> = {},
-): PositionedFinding {
-  return { code, severity: 'error', path: [], message, ...extra, ...position };
-}
-
-/**
- * The document path of the node whose ancestors (from the document down) are `ancestors`, or
- * undefined when it lies inside a key.
- */
-function documentPath(
-  ancestors: readonly (Document | Node | Pair)[],
-  text: string,
-): PathSegment[] | undefined {
-  const path: PathSegment[] = [];
-  for (let i = 0; i < ancestors.length - 1; i++) {
-    const node = ancestors[i]!;
-    const child = ancestors[i + 1];
-    if (isPair(node)) {
-      if (child === node.key) return undefined;
-      path.push(isScalar(node.key) ? String(node.key.value) : sourceOf(text, node.key as Node));
-    } else if (isSeq(node)) {
-      path.push(node.items.indexOf(child));
-    }
-  }
-  return path;
-}
-
-/** The problem of a key written as a YAML list or mapping, at the key. */
-function collectionKey(
-  text: string,
-  key: Node,
-  parentPath: PathSegment[],
-  locator: Locator,
-): PositionedFinding {
-  const written = sourceOf(text, key);
-  const kind = isMap(key) ? 'a YAML mapping' : 'a YAML list';
-  const name = singleName(key);
-  const inMatrix = parentPath[parentPath.length - 1] === 'matrix';
-  const advice =
-    name === undefined
-      ? 'write the key as a word'
-      : `write "${name}:"${inMatrix && isMap(key) ? ' (a matrix key names its placeholder without braces)' : ''}`;
-  return positioned(
-    'YAML_KEY_NOT_TEXT',
-    `a key must be plain text, not ${kind}: ${advice}`,
-    locator.at(key.range?.[0] ?? 0),
-    { path: [...parentPath, written] },
-  );
-}
-
-/** `topic` for `{topic}` or `[topic]`: the one plain word a collection key holds, if any. */
-function singleName(key: Node): string | undefined {
-  if (isMap(key) && key.items.length === 1) {
-    const only = key.items[0]!;
-    const value = only.value;
-    const empty = value === null || (isScalar(value) && value.value === null);
-    if (isScalar(only.key) && only.key.value !== null && empty) return String(only.key.value);
-  }
-  if (isSeq(key) && key.items.length === 1) {
-    const only = key.items[0];
-    if (isScalar(only) && only.value !== null) return String(only.value);
-  }
-  return undefined;
-}
-
-const MAX_KEY_CHARS = 40;
-
-/** The source text of a node on one line, shortened. */
-function sourceOf(text: string, node: Node | null): string {
-  const range = node?.range;
-  const source = range ? text.slice(range[0], range[1]) : '';
-  const line = source.replace(/\s+/g, ' ').trim();
-  return line.length > MAX_KEY_CHARS ? `${line.slice(0, MAX_KEY_CHARS - 1)}…` : line;
-}
-
-/** Where the tag written before the node at `start` begins (the node's range excludes it). */
-function tagOffset(text: string, start: number): number {
-  let bang = text.lastIndexOf('!', start);
-  if (bang < 0) return start;
-  // The last "!" may be inside the tag (`!!str`, `!e!name`): the tag starts where its word does.
-  let word = bang;
-  while (word > 0 && !/\s/.test(text[word - 1]!)) word -= 1;
-  if (text[word] === '!') bang = word;
-  return /^!\S*\s+(?:&\S+\s+)?$/.test(text.slice(bang, start)) ? bang : start;
 }
 
 function firstLine(message: string): string {

@@ -1,17 +1,18 @@
 /**
  * Cross-field rules of pipeline files, one small named function each. Spec rules look at the
  * file as written (paths into the document); request rules look at one merged, expanded
- * request (paths into the request, mapped back to the file by the caller).
+ * request (paths into the request, mapped back to the file by the caller): those are in
+ * request-rules.ts, and the rules of the `media` section in media-rules.ts.
  */
 import { CronExpressionParser } from 'cron-parser';
-import {
-  DOMAIN_CONFLICT_MESSAGE,
-  type Format,
-  formatType,
-  WAIT_FOR_TIMEOUT_MESSAGE,
-} from '../contract/index.ts';
 import { matrixSize } from './expand.ts';
-import { describeValue, type Finding, listAllowed, suggestionSuffix } from './issues.ts';
+import {
+  describeValue,
+  errorFinding,
+  type Finding,
+  listAllowed,
+  suggestionSuffix,
+} from './issues.ts';
 import { parseTemplate } from './placeholders.ts';
 import { isRequestField, type Pipeline, REQUEST_FIELDS, type SearchItem } from './schema.ts';
 
@@ -24,19 +25,6 @@ export interface IndexedItem {
   item: SearchItem;
 }
 
-const error = (
-  path: Finding['path'],
-  message: string,
-  code: string,
-  extra: Partial<Finding> = {},
-): Finding => ({
-  code,
-  severity: 'error',
-  path,
-  message,
-  ...extra,
-});
-
 /** Search ids are unique in a file. */
 export function duplicateSearchIds(items: readonly IndexedItem[]): Finding[] {
   const first = new Map<string, number>();
@@ -47,7 +35,7 @@ export function duplicateSearchIds(items: readonly IndexedItem[]): Finding[] {
     if (earlier === undefined) first.set(item.id, index);
     else {
       findings.push(
-        error(
+        errorFinding(
           ['searches', index, 'id'],
           `duplicate search id (first used by searches[${earlier}])`,
           'DUPLICATE_SEARCH_ID',
@@ -66,7 +54,7 @@ export function duplicateSearchIds(items: readonly IndexedItem[]): Finding[] {
 export function queryPresent({ index, item }: IndexedItem): Finding[] {
   if (item.query !== undefined || item.matrix?.query !== undefined) return [];
   return [
-    error(
+    errorFinding(
       ['searches', index],
       'query is required (in the search or in its matrix)',
       'QUERY_MISSING',
@@ -91,7 +79,7 @@ export function placeholdersHaveValues({ index, item }: IndexedItem): Finding[] 
         ? `placeholder {${name}} has no matrix value${suggestionSuffix(name, names)}`
         : `placeholder {${name}} has no matrix value: the matrix key is written "${braced}"; write "${name}:", without braces`;
     findings.push(
-      error(['searches', index, 'query'], message, 'PLACEHOLDER_WITHOUT_VALUE', {
+      errorFinding(['searches', index, 'query'], message, 'PLACEHOLDER_WITHOUT_VALUE', {
         received: `{${name}}`,
         allowed:
           braced !== undefined
@@ -126,7 +114,7 @@ export function placeholderValuesAreScalars({ index, item }: IndexedItem): Findi
     (Object.hasOwn(matrix, name) ? matrix[name] : undefined)?.forEach((value, valueIndex) => {
       if (typeof value !== 'object' || value === null) return;
       findings.push(
-        error(
+        errorFinding(
           ['searches', index, 'matrix', name, valueIndex],
           `{${name}} is used in query, so its values must be text, numbers or booleans`,
           'PLACEHOLDER_VALUE_NOT_SCALAR',
@@ -150,7 +138,7 @@ export function matrixKeysUsed({ index, item }: IndexedItem): Finding[] {
     const bare = nameInBraces(key);
     if (bare !== undefined) {
       findings.push(
-        error(
+        errorFinding(
           ['searches', index, 'matrix', key],
           `matrix key "${key}" is written with braces; write "${bare}:" (braces go in query only)`,
           'MATRIX_KEY_UNUSED',
@@ -160,7 +148,7 @@ export function matrixKeysUsed({ index, item }: IndexedItem): Finding[] {
       continue;
     }
     findings.push(
-      error(
+      errorFinding(
         ['searches', index, 'matrix', key],
         `matrix key "${key}" is neither a search-request field nor used as {${key}} in query${suggestionSuffix(key, [...REQUEST_FIELDS, ...used])}`,
         'MATRIX_KEY_UNUSED',
@@ -182,7 +170,7 @@ export function matrixFieldNotAlsoSet({ index, item }: IndexedItem): Finding[] {
   return Object.keys(item.matrix)
     .filter((key) => isRequestField(key) && fields[key] !== undefined)
     .map((key) =>
-      error(
+      errorFinding(
         ['searches', index, 'matrix', key],
         `${key} is set both by the search and by its matrix; keep one`,
         'MATRIX_FIELD_CONFLICT',
@@ -204,7 +192,7 @@ export function expansionWithinLimit(
     total += size;
     if (total > max) {
       return [
-        error(
+        errorFinding(
           item.matrix === undefined ? ['searches', index] : ['searches', index, 'matrix'],
           'the pipeline expands to too many searches',
           'TOO_MANY_SEARCHES',
@@ -226,7 +214,7 @@ export function scheduleCron(schedule: Pipeline['schedule']): Finding[] {
   const fields = schedule.cron.trim().split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6) {
     return [
-      error(
+      errorFinding(
         path,
         'cron expression must have 5 fields (minute hour day month weekday) or 6 (seconds first)',
         'CRON_INVALID',
@@ -242,7 +230,7 @@ export function scheduleCron(schedule: Pipeline['schedule']): Finding[] {
     return [];
   } catch (cause) {
     return [
-      error(path, `invalid cron expression: ${(cause as Error).message}`, 'CRON_INVALID', {
+      errorFinding(path, `invalid cron expression: ${(cause as Error).message}`, 'CRON_INVALID', {
         received: describeValue(schedule.cron),
       }),
     ];
@@ -258,7 +246,7 @@ export function scheduleTimeZone(schedule: Pipeline['schedule']): Finding[] {
   } catch {
     const zones = Intl.supportedValuesOf('timeZone');
     return [
-      error(
+      errorFinding(
         ['schedule', 'tz'],
         `unknown time zone${suggestionSuffix(schedule.tz, zones)}`,
         'TZ_INVALID',
@@ -269,169 +257,4 @@ export function scheduleTimeZone(schedule: Pipeline['schedule']): Finding[] {
       ),
     ];
   }
-}
-
-type Json = Record<string, unknown>;
-
-function nonEmptyList(value: unknown): boolean {
-  return Array.isArray(value) && value.length > 0;
-}
-
-/** includeDomains and excludeDomains are not both set (request path). */
-export function domainsExclusive(request: Json): Finding[] {
-  if (!nonEmptyList(request.includeDomains) || !nonEmptyList(request.excludeDomains)) return [];
-  return [
-    error(['excludeDomains'], DOMAIN_CONFLICT_MESSAGE, 'DOMAINS_CONFLICT', {
-      allowed: 'includeDomains or excludeDomains, not both',
-    }),
-  ];
-}
-
-/** scrapeOptions.waitFor is at most half of an explicit scrapeOptions.timeout (request path). */
-export function waitForWithinTimeout(request: Json): Finding[] {
-  const options = request.scrapeOptions as Json | undefined;
-  if (typeof options !== 'object' || options === null) return [];
-  const { waitFor, timeout } = options;
-  if (typeof waitFor !== 'number' || typeof timeout !== 'number' || waitFor * 2 <= timeout)
-    return [];
-  return [
-    error(['scrapeOptions', 'waitFor'], WAIT_FOR_TIMEOUT_MESSAGE, 'WAIT_FOR_TIMEOUT', {
-      received: `${waitFor} ms with timeout ${timeout} ms`,
-      allowed: `at most ${Math.floor(timeout / 2)} ms`,
-    }),
-  ];
-}
-
-/**
- * The query says something. The API takes "" (the reference sets no minimum) and bills a
- * search of nothing; in a pipeline it is a mistake: an empty literal, or a placeholder filled
- * with nothing.
- */
-export function queryNotBlank(request: Json): Finding[] {
-  const { query } = request;
-  if (typeof query !== 'string' || query.trim() !== '') return [];
-  return [error(['query'], 'query is blank: a search needs words to look for', 'QUERY_BLANK')];
-}
-
-/** Request rules, run on every expanded request. */
-export const REQUEST_RULES: ReadonlyArray<(request: Json) => Finding[]> = [
-  queryNotBlank,
-  domainsExclusive,
-  waitForWithinTimeout,
-];
-/** Contract messages the request rules report themselves (with better positions). */
-export const MESSAGES_COVERED_BY_RULES: ReadonlySet<string> = new Set([
-  DOMAIN_CONFLICT_MESSAGE,
-  WAIT_FOR_TIMEOUT_MESSAGE,
-]);
-
-/** The switches of the `media` section: which signed URLs harvest saves. */
-export const MEDIA_OPTIONS = ['screenshot', 'audio', 'video', 'actions'] as const;
-export type MediaOption = (typeof MEDIA_OPTIONS)[number];
-
-/** Action types whose outputs are signed URLs (`actions.screenshots`, `actions.pdfs`). */
-const MEDIA_ACTIONS: ReadonlySet<string> = new Set(['screenshot', 'pdf']);
-
-/**
- * Where a request asks for media, by option: format indexes of screenshot, audio and video,
- * and the index of each screenshot or pdf action. `at` is the path within the request.
- */
-export function mediaFormats(
-  request: Json,
-): Array<{ kind: MediaOption; at: Array<string | number> }> {
-  const scrape = request.scrapeOptions as Json | undefined;
-  const found: Array<{ kind: MediaOption; at: Array<string | number> }> = [];
-  const formats = scrape?.formats;
-  if (Array.isArray(formats)) {
-    formats.forEach((format, formatIndex) => {
-      const type = formatType(format as Format);
-      if (type === 'screenshot' || type === 'audio' || type === 'video')
-        found.push({ kind: type, at: ['scrapeOptions', 'formats', formatIndex] });
-    });
-  }
-  const actions = scrape?.actions;
-  if (Array.isArray(actions)) {
-    actions.forEach((action, actionIndex) => {
-      const type = (action as Json | null)?.type;
-      if (typeof type === 'string' && MEDIA_ACTIONS.has(type))
-        found.push({ kind: 'actions', at: ['scrapeOptions', 'actions', actionIndex] });
-    });
-  }
-  return found;
-}
-
-const EXPIRY_TEXT: Record<MediaOption, string> = {
-  screenshot: 'screenshot URLs expire after 24 hours',
-  audio: 'audio URLs expire after 1 hour',
-  video: 'video URLs expire after 1 hour',
-  actions: 'the screenshots and PDFs of actions are signed URLs that expire',
-};
-
-/** `media.dir` is a folder inside the data directory: relative, without `..`. */
-export function mediaDirInside(media: Pipeline['media']): Finding[] {
-  const dir = media?.dir;
-  if (dir === undefined) return [];
-  const segments = dir.split(/[\\/]+/);
-  if (
-    /^([\\/]|[A-Za-z]:)/.test(dir) ||
-    segments.includes('..') ||
-    segments.every((s) => s === '.' || s === '')
-  ) {
-    return [
-      {
-        code: 'MEDIA_DIR_OUTSIDE',
-        severity: 'error',
-        path: ['media', 'dir'],
-        message: 'media.dir must be a folder inside the data directory: relative, without ".."',
-      },
-    ];
-  }
-  // A folder name with a control character (NUL, a newline) is refused by the file system
-  // only when the first download tries to make it: every file of the run would fail.
-  if (/\p{Cc}/u.test(dir)) {
-    return [
-      {
-        code: 'MEDIA_DIR_INVALID',
-        severity: 'error',
-        path: ['media', 'dir'],
-        message: 'media.dir must not contain control characters',
-      },
-    ];
-  }
-  return [];
-}
-
-/**
- * Media requested in formats but not saved (its URLs expire), and media saved but never
- * requested. `requestedAt` holds the file path of the first format requesting each kind.
- */
-export function mediaMatchesFormats(
-  media: Pipeline['media'],
-  requestedAt: ReadonlyMap<MediaOption, Finding['path']>,
-): Finding[] {
-  const findings: Finding[] = [];
-  for (const kind of MEDIA_OPTIONS) {
-    const saved = media?.[kind] === true;
-    const where = requestedAt.get(kind);
-    if (where !== undefined && !saved) {
-      findings.push({
-        code: 'MEDIA_NOT_SAVED',
-        severity: 'warning',
-        path: where,
-        message: `${EXPIRY_TEXT[kind]} and will not be saved; set media.${kind}: true to keep them`,
-      });
-    }
-    if (where === undefined && saved) {
-      findings.push({
-        code: 'MEDIA_NOT_REQUESTED',
-        severity: 'warning',
-        path: ['media', kind],
-        message:
-          kind === 'actions'
-            ? 'no search runs a screenshot or pdf action, so there are no action outputs to save'
-            : `no search requests the ${kind} format, so there is no ${kind} to save`,
-      });
-    }
-  }
-  return findings;
 }

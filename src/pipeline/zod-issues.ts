@@ -11,6 +11,7 @@ import {
   type PathSegment,
   suggestionSuffix,
 } from './issues.ts';
+import { allowedKeysAt, valueAt } from './schema-walk.ts';
 
 type ZodIssue = z.core.$ZodIssue;
 type AnySchema = z.core.$ZodType;
@@ -27,6 +28,9 @@ export function findingsFromZod(
   return findings;
 }
 
+type Explained = Omit<Finding, 'severity' | 'path'> & { path?: Path };
+
+/** One issue's findings, pushed to `out`: one case per zod issue code. */
 function explain(
   issue: ZodIssue,
   base: Path,
@@ -37,37 +41,16 @@ function explain(
 ): void {
   const path: Path = [...base, ...(issue.path as PathSegment[])];
   const value = valueAt(data, path);
-  const at = (extra: Omit<Finding, 'severity' | 'path'> & { path?: Path }) =>
+  const at = (extra: Explained) =>
     out.push({ severity: 'error', ...extra, path: [...prefix, ...(extra.path ?? path)] });
   switch (issue.code) {
     case 'invalid_type': {
-      if (value === undefined && !hasKey(data, path)) {
-        at({
-          code: 'MISSING',
-          message: 'required field is missing',
-          allowed: article(issue.expected),
-        });
-        return;
-      }
-      at({
-        code: 'INVALID_TYPE',
-        message: `expected ${article(issue.expected)}`,
-        received: `${describeValue(value)} (${typeName(value)})`,
-      });
+      at(wrongType(issue, data, path, value));
       return;
     }
     case 'unrecognized_keys': {
       const allowed = allowedKeysAt(schema, data, path);
-      for (const key of issue.keys) {
-        at({
-          code: 'UNKNOWN_KEY',
-          path: [...path, key],
-          atKey: true,
-          message: `unknown key "${key}"${allowed ? suggestionSuffix(key, allowed) : ''}`,
-          received: describeValue(key),
-          ...(allowed ? { allowed: listAllowed(allowed, 30) } : {}),
-        });
-      }
+      for (const key of issue.keys) at(unknownKey(key, path, allowed));
       return;
     }
     case 'invalid_value': {
@@ -81,34 +64,7 @@ function explain(
     }
     case 'too_big':
     case 'too_small': {
-      const big = issue.code === 'too_big';
-      const bound = big
-        ? (issue as { maximum: number | bigint }).maximum
-        : (issue as { minimum: number | bigint }).minimum;
-      const inclusive = issue.inclusive !== false;
-      const comparison = big
-        ? inclusive
-          ? 'at most'
-          : 'less than'
-        : inclusive
-          ? 'at least'
-          : 'more than';
-      const { noun, received } = measure(issue.origin, value);
-      if (issue.origin === 'array' && !big && Number(bound) === 1) {
-        at({
-          code: 'TOO_SMALL',
-          message: 'must not be empty',
-          received,
-          allowed: 'at least 1 item',
-        });
-        return;
-      }
-      at({
-        code: big ? 'TOO_BIG' : 'TOO_SMALL',
-        message: big ? tooBigWord(issue.origin) : tooSmallWord(issue.origin),
-        received,
-        allowed: `${comparison} ${String(bound)}${noun}`,
-      });
+      at(outOfBounds(issue, value));
       return;
     }
     case 'invalid_format': {
@@ -140,6 +96,73 @@ function explain(
       at({ code: 'INVALID_VALUE', message: issue.message, received: describeValue(value) });
     }
   }
+}
+
+/** A value of the wrong type, or none where one is required. */
+function wrongType(
+  issue: z.core.$ZodIssueInvalidType,
+  data: unknown,
+  path: Path,
+  value: unknown,
+): Explained {
+  if (value === undefined && !hasKey(data, path)) {
+    return {
+      code: 'MISSING',
+      message: 'required field is missing',
+      allowed: article(issue.expected),
+    };
+  }
+  return {
+    code: 'INVALID_TYPE',
+    message: `expected ${article(issue.expected)}`,
+    received: `${describeValue(value)} (${typeName(value)})`,
+  };
+}
+
+/** A key the object at `path` does not allow, at the key, with the ones it does. */
+function unknownKey(key: string, path: Path, allowed: string[] | undefined): Explained {
+  return {
+    code: 'UNKNOWN_KEY',
+    path: [...path, key],
+    atKey: true,
+    message: `unknown key "${key}"${allowed ? suggestionSuffix(key, allowed) : ''}`,
+    received: describeValue(key),
+    ...(allowed ? { allowed: listAllowed(allowed, 30) } : {}),
+  };
+}
+
+/** A number, text or list past one of its bounds. */
+function outOfBounds(
+  issue: z.core.$ZodIssueTooBig | z.core.$ZodIssueTooSmall,
+  value: unknown,
+): Explained {
+  const big = issue.code === 'too_big';
+  const bound = big
+    ? (issue as { maximum: number | bigint }).maximum
+    : (issue as { minimum: number | bigint }).minimum;
+  const inclusive = issue.inclusive !== false;
+  const comparison = big
+    ? inclusive
+      ? 'at most'
+      : 'less than'
+    : inclusive
+      ? 'at least'
+      : 'more than';
+  const { noun, received } = measure(issue.origin, value);
+  if (issue.origin === 'array' && !big && Number(bound) === 1) {
+    return {
+      code: 'TOO_SMALL',
+      message: 'must not be empty',
+      received,
+      allowed: 'at least 1 item',
+    };
+  }
+  return {
+    code: big ? 'TOO_BIG' : 'TOO_SMALL',
+    message: big ? tooBigWord(issue.origin) : tooSmallWord(issue.origin),
+    received,
+    allowed: `${comparison} ${String(bound)}${noun}`,
+  };
 }
 
 function explainUnion(
@@ -264,87 +287,8 @@ function isString(value: unknown): value is string {
   return typeof value === 'string';
 }
 
-/** The value at `path` in plain data. */
-export function valueAt(data: unknown, path: Path): unknown {
-  let current = data;
-  for (const segment of path) {
-    if (current === null || typeof current !== 'object') return undefined;
-    current = (current as Record<string | number, unknown>)[segment];
-  }
-  return current;
-}
-
 function hasKey(data: unknown, path: Path): boolean {
   if (path.length === 0) return true;
   const parent = valueAt(data, path.slice(0, -1));
   return parent !== null && typeof parent === 'object' && path[path.length - 1]! in parent;
-}
-
-// Schema walking, to list the keys an object allows (for unknown-key messages).
-
-interface Def {
-  type: string;
-  shape?: Record<string, AnySchema>;
-  innerType?: AnySchema;
-  in?: AnySchema;
-  element?: AnySchema;
-  valueType?: AnySchema;
-  options?: AnySchema[];
-  catchall?: AnySchema;
-  getter?: () => AnySchema;
-}
-
-function defOf(schema: AnySchema): Def {
-  return (schema as unknown as { _zod: { def: Def } })._zod.def;
-}
-
-function unwrap(schema: AnySchema): AnySchema {
-  let current = schema;
-  for (let depth = 0; depth < 32; depth++) {
-    const def = defOf(current);
-    if (def.innerType !== undefined) current = def.innerType;
-    else if (def.type === 'pipe' && def.in !== undefined) current = def.in;
-    else if (def.type === 'lazy' && def.getter !== undefined) current = def.getter();
-    else return current;
-  }
-  return current;
-}
-
-/** Pick the union option that fits `value` (an object option whose keys or `type` match). */
-function chooseOption(options: readonly AnySchema[], value: unknown): AnySchema | undefined {
-  const objects = options.map(unwrap).filter((option) => defOf(option).type === 'object');
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    const type = (value as Record<string, unknown>).type;
-    for (const option of objects) {
-      const typeSchema = defOf(option).shape?.type;
-      if (typeSchema === undefined) continue;
-      const literal = defOf(unwrap(typeSchema)) as unknown as { values?: unknown[] };
-      if (literal.values?.includes(type)) return option;
-    }
-  }
-  return objects[0] ?? options[0];
-}
-
-/** The keys the object schema at `path` allows, or undefined when it cannot be told. */
-export function allowedKeysAt(schema: AnySchema, data: unknown, path: Path): string[] | undefined {
-  let current: AnySchema | undefined = schema;
-  for (let i = 0; i <= path.length && current !== undefined; i++) {
-    current = unwrap(current);
-    let def = defOf(current);
-    if (def.type === 'union' && def.options !== undefined) {
-      current = chooseOption(def.options, valueAt(data, path.slice(0, i)));
-      if (current === undefined) return undefined;
-      current = unwrap(current);
-      def = defOf(current);
-    }
-    if (i === path.length) {
-      return def.type === 'object' && def.shape !== undefined ? Object.keys(def.shape) : undefined;
-    }
-    const segment = path[i]!;
-    if (def.type === 'object') current = def.shape?.[String(segment)] ?? def.catchall;
-    else if (def.type === 'array') current = def.element;
-    else if (def.type === 'record') current = def.valueType;
-    else return undefined;
-  }
-  return undefined;
 }

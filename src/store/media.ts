@@ -6,6 +6,9 @@
  * to `saved` (file on disk, hash recorded), `failed` or `expired` (with a code and a reason).
  *
  * Rows are keyed by result and kind: (run, task, source, position, kind, item index).
+ *
+ * Over 300 lines on purpose: one table's documented interface, its SQL and the small methods
+ * that run it, which read together (each statement's guard is what its method promises).
  */
 import type { Database } from 'better-sqlite3';
 import type { ResultsEvent } from '../events/store.ts';
@@ -162,157 +165,191 @@ interface ConfigRow {
   marginMaxMs: number;
 }
 
-export function createMediaTable(db: Database, now: Clock): MediaTable {
-  const insertConfig = db.prepare<[string, string, string, number, number]>(
-    `INSERT INTO run_media (run_id, kinds_json, dir, max_bytes, margin_max_ms) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (run_id) DO UPDATE SET kinds_json = excluded.kinds_json, dir = excluded.dir,
-       max_bytes = excluded.max_bytes, margin_max_ms = excluded.margin_max_ms`,
-  );
-  const selectConfig = db.prepare<[string], ConfigRow>(
-    `SELECT kinds_json AS kinds, dir, max_bytes AS maxBytes, margin_max_ms AS marginMaxMs
-     FROM run_media WHERE run_id = ?`,
-  );
-  const upsert = db.prepare<Record<string, string | number | null>>(
-    `INSERT INTO media (run_id, task_key, source, position, kind, item_index, status, source_url,
-       result_url, issued_at, expires_at, deadline_at, updated_at)
-     VALUES (@runId, @taskKey, @source, @position, @kind, @itemIndex, 'pending', @sourceUrl,
-       @resultUrl, @issuedAt, @expiresAt, @deadlineAt, @at)
-     ON CONFLICT (run_id, task_key, source, position, kind, item_index) DO UPDATE SET
-       status = 'pending', source_url = excluded.source_url, result_url = excluded.result_url,
-       issued_at = excluded.issued_at, expires_at = excluded.expires_at,
-       deadline_at = excluded.deadline_at,
-       updated_at = MAX(excluded.updated_at, media.updated_at + 1),
-       queued_at = CASE WHEN media.status = 'pending' THEN media.queued_at END,
-       reissues = CASE WHEN media.status = 'pending' THEN media.reissues ELSE 0 END,
-       attempts = CASE WHEN media.status = 'pending' THEN media.attempts ELSE 0 END,
-       sha256 = NULL, path = NULL, bytes = NULL, content_type = NULL, saved_at = NULL,
-       error_code = NULL, error_message = NULL
-     WHERE excluded.issued_at >= media.issued_at
-       AND (media.status = 'pending' OR media.result_url IS NOT excluded.result_url)`,
-  );
-  const byId = db.prepare<[number], MediaRow>(`SELECT ${COLUMNS} FROM media WHERE id = ?`);
-  // Polled every 50 ms: on the partial index of exactly these rows, which the planner would
-  // leave for an index of every pending row (media_pending_deadline: queued ones included, all
-  // read to find none).
-  const unqueued = db.prepare<[number], UnqueuedRow>(
-    `SELECT id, deadline_at AS deadlineAt, updated_at AS updatedAt
-     FROM media INDEXED BY media_unqueued
-     WHERE status = 'pending' AND queued_at IS NULL ORDER BY deadline_at LIMIT ?`,
-  );
-  // One statement for a whole batch of ids (a JSON array), not one per row. `+status` keeps
-  // the planner on the ids (rowid lookups) rather than a walk of every pending row.
-  const markQueued = db.prepare<[number, string]>(
-    `UPDATE media SET queued_at = ?
-     WHERE id IN (SELECT value FROM json_each(?)) AND +status = 'pending'`,
-  );
-  const unqueue = db.prepare<{ run: string | null }>(
-    `UPDATE media SET queued_at = NULL
-     WHERE status = 'pending' AND queued_at IS NOT NULL AND (@run IS NULL OR run_id = @run)`,
-  );
-  const dirs = db.prepare<[], string>('SELECT DISTINCT dir FROM run_media ORDER BY dir').pluck();
-  const nextDeadline = db
-    .prepare<[], number | null>(`SELECT MIN(deadline_at) FROM media WHERE status = 'pending'`)
-    .pluck();
-  const retried = db.prepare<[number, number]>(
-    `UPDATE media SET attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = 'pending'`,
-  );
-  const saved = db.prepare<Record<string, string | number | null>>(
-    `UPDATE media SET status = 'saved', sha256 = @sha256, path = @path, bytes = @bytes,
-       content_type = @contentType, saved_at = @at, updated_at = @at, error_code = NULL,
-       error_message = NULL, attempts = attempts + 1
-     WHERE id = @id AND status = 'pending'
-       AND (@sourceUrl IS NULL OR source_url = @sourceUrl
-            OR (@resultUrl IS NOT NULL AND result_url = @resultUrl))`,
-  );
-  const ended = db.prepare<[string, string, string | null, number, number, number]>(
-    `UPDATE media SET status = ?, error_code = ?, error_message = ?, attempts = attempts + ?,
-       updated_at = ?
-     WHERE id = ? AND status = 'pending'`,
-  );
-  const refresh = db.prepare<Record<string, string | number>>(
-    `UPDATE media SET source_url = @sourceUrl, issued_at = @issuedAt, expires_at = @expiresAt,
-       deadline_at = @deadlineAt, reissues = reissues + @count, updated_at = @at
-     WHERE id = @id AND status = 'pending'`,
-  );
-  const ofRun = db.prepare<[string], MediaRow>(
-    `SELECT ${COLUMNS} FROM media WHERE run_id = ?
-     ORDER BY task_key, source, position, kind, item_index`,
-  );
-  const pendingOfTask = db.prepare<[string, string], MediaRow>(
-    `SELECT ${COLUMNS} FROM media WHERE run_id = ? AND task_key = ? AND status = 'pending'
-     ORDER BY id`,
-  );
+/** The statements of `run_media`, prepared once per connection. */
+function prepareRunMediaStatements(db: Database) {
+  return {
+    insertConfig: db.prepare<[string, string, string, number, number]>(
+      `INSERT INTO run_media (run_id, kinds_json, dir, max_bytes, margin_max_ms) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (run_id) DO UPDATE SET kinds_json = excluded.kinds_json, dir = excluded.dir,
+         max_bytes = excluded.max_bytes, margin_max_ms = excluded.margin_max_ms`,
+    ),
+    selectConfig: db.prepare<[string], ConfigRow>(
+      `SELECT kinds_json AS kinds, dir, max_bytes AS maxBytes, margin_max_ms AS marginMaxMs
+       FROM run_media WHERE run_id = ?`,
+    ),
+    dirs: db.prepare<[], string>('SELECT DISTINCT dir FROM run_media ORDER BY dir').pluck(),
+  };
+}
 
-  // A run's media settings never change once its results arrive.
+/** The statements of `media`, prepared once per connection. */
+function prepareMediaStatements(db: Database) {
+  return {
+    upsert: db.prepare<Record<string, string | number | null>>(
+      `INSERT INTO media (run_id, task_key, source, position, kind, item_index, status, source_url,
+         result_url, issued_at, expires_at, deadline_at, updated_at)
+       VALUES (@runId, @taskKey, @source, @position, @kind, @itemIndex, 'pending', @sourceUrl,
+         @resultUrl, @issuedAt, @expiresAt, @deadlineAt, @at)
+       ON CONFLICT (run_id, task_key, source, position, kind, item_index) DO UPDATE SET
+         status = 'pending', source_url = excluded.source_url, result_url = excluded.result_url,
+         issued_at = excluded.issued_at, expires_at = excluded.expires_at,
+         deadline_at = excluded.deadline_at,
+         updated_at = MAX(excluded.updated_at, media.updated_at + 1),
+         queued_at = CASE WHEN media.status = 'pending' THEN media.queued_at END,
+         reissues = CASE WHEN media.status = 'pending' THEN media.reissues ELSE 0 END,
+         attempts = CASE WHEN media.status = 'pending' THEN media.attempts ELSE 0 END,
+         sha256 = NULL, path = NULL, bytes = NULL, content_type = NULL, saved_at = NULL,
+         error_code = NULL, error_message = NULL
+       WHERE excluded.issued_at >= media.issued_at
+         AND (media.status = 'pending' OR media.result_url IS NOT excluded.result_url)`,
+    ),
+    byId: db.prepare<[number], MediaRow>(`SELECT ${COLUMNS} FROM media WHERE id = ?`),
+    // Polled every 50 ms: on the partial index of exactly these rows, which the planner would
+    // leave for an index of every pending row (media_pending_deadline: queued ones included, all
+    // read to find none).
+    unqueued: db.prepare<[number], UnqueuedRow>(
+      `SELECT id, deadline_at AS deadlineAt, updated_at AS updatedAt
+       FROM media INDEXED BY media_unqueued
+       WHERE status = 'pending' AND queued_at IS NULL ORDER BY deadline_at LIMIT ?`,
+    ),
+    // One statement for a whole batch of ids (a JSON array), not one per row. `+status` keeps
+    // the planner on the ids (rowid lookups) rather than a walk of every pending row.
+    markQueued: db.prepare<[number, string]>(
+      `UPDATE media SET queued_at = ?
+       WHERE id IN (SELECT value FROM json_each(?)) AND +status = 'pending'`,
+    ),
+    unqueue: db.prepare<{ run: string | null }>(
+      `UPDATE media SET queued_at = NULL
+       WHERE status = 'pending' AND queued_at IS NOT NULL AND (@run IS NULL OR run_id = @run)`,
+    ),
+    nextDeadline: db
+      .prepare<[], number | null>(`SELECT MIN(deadline_at) FROM media WHERE status = 'pending'`)
+      .pluck(),
+    retried: db.prepare<[number, number]>(
+      `UPDATE media SET attempts = attempts + 1, updated_at = ? WHERE id = ? AND status = 'pending'`,
+    ),
+    saved: db.prepare<Record<string, string | number | null>>(
+      `UPDATE media SET status = 'saved', sha256 = @sha256, path = @path, bytes = @bytes,
+         content_type = @contentType, saved_at = @at, updated_at = @at, error_code = NULL,
+         error_message = NULL, attempts = attempts + 1
+       WHERE id = @id AND status = 'pending'
+         AND (@sourceUrl IS NULL OR source_url = @sourceUrl
+              OR (@resultUrl IS NOT NULL AND result_url = @resultUrl))`,
+    ),
+    ended: db.prepare<[string, string, string | null, number, number, number]>(
+      `UPDATE media SET status = ?, error_code = ?, error_message = ?, attempts = attempts + ?,
+         updated_at = ?
+       WHERE id = ? AND status = 'pending'`,
+    ),
+    refresh: db.prepare<Record<string, string | number>>(
+      `UPDATE media SET source_url = @sourceUrl, issued_at = @issuedAt, expires_at = @expiresAt,
+         deadline_at = @deadlineAt, reissues = reissues + @count, updated_at = @at
+       WHERE id = @id AND status = 'pending'`,
+    ),
+    ofRun: db.prepare<[string], MediaRow>(
+      `SELECT ${COLUMNS} FROM media WHERE run_id = ?
+       ORDER BY task_key, source, position, kind, item_index`,
+    ),
+    pendingOfTask: db.prepare<[string, string], MediaRow>(
+      `SELECT ${COLUMNS} FROM media WHERE run_id = ? AND task_key = ? AND status = 'pending'
+       ORDER BY id`,
+    ),
+  };
+}
+
+type RunMediaStatements = ReturnType<typeof prepareRunMediaStatements>;
+type MediaStatements = ReturnType<typeof prepareMediaStatements>;
+
+/** Runs' media settings, read once each: a run's settings never change once its results arrive. */
+function createConfigCache(select: RunMediaStatements['selectConfig']) {
   const configs = new Map<string, MediaConfig | null>();
-  function config(runId: string): MediaConfig | undefined {
-    let cached = configs.get(runId);
-    if (cached === undefined) {
-      const row = selectConfig.get(runId);
-      cached = row
-        ? {
-            runId,
-            kinds: JSON.parse(row.kinds) as MediaKind[],
-            dir: row.dir,
-            maxBytes: row.maxBytes,
-            marginMaxMs: row.marginMaxMs,
-          }
-        : null;
-      configs.set(runId, cached);
-    }
-    return cached ?? undefined;
-  }
+  return {
+    get(runId: string): MediaConfig | undefined {
+      let cached = configs.get(runId);
+      if (cached === undefined) {
+        const row = select.get(runId);
+        cached = row
+          ? {
+              runId,
+              kinds: JSON.parse(row.kinds) as MediaKind[],
+              dir: row.dir,
+              maxBytes: row.maxBytes,
+              marginMaxMs: row.marginMaxMs,
+            }
+          : null;
+        configs.set(runId, cached);
+      }
+      return cached ?? undefined;
+    },
+    forget(runId: string): void {
+      configs.delete(runId);
+    },
+  };
+}
 
+/** Upserts a pending row for each wanted media URL of the event's items; returns rows written. */
+function requestMedia(
+  upsert: MediaStatements['upsert'],
+  c: MediaConfig,
+  e: ResultsEvent,
+  at: number,
+): number {
+  const wanted = new Set(c.kinds);
+  let written = 0;
+  for (const { source, position, item } of e.items) {
+    if (source === 'images') continue;
+    const resultUrl = typeof item.url === 'string' ? item.url : null;
+    for (const m of mediaOfItem(item, wanted)) {
+      const d = mediaDeadline({
+        url: m.url,
+        kind: m.kind,
+        receivedAt: e.fetchedAt,
+        marginMaxMs: c.marginMaxMs,
+      });
+      const info = upsert.run({
+        runId: e.runId,
+        taskKey: e.taskKey,
+        source,
+        position,
+        kind: m.kind,
+        itemIndex: m.itemIndex,
+        sourceUrl: m.url,
+        resultUrl,
+        issuedAt: d.issuedAt,
+        expiresAt: d.expiresAt,
+        deadlineAt: d.deadlineAt,
+        at,
+      });
+      written += info.changes;
+    }
+  }
+  return written;
+}
+
+export function createMediaTable(db: Database, now: Clock): MediaTable {
+  const runMedia = prepareRunMediaStatements(db);
+  const s = prepareMediaStatements(db);
+  const configs = createConfigCache(runMedia.selectConfig);
   return {
     configure(c) {
-      insertConfig.run(c.runId, JSON.stringify(c.kinds), c.dir, c.maxBytes, c.marginMaxMs);
-      configs.delete(c.runId);
+      runMedia.insertConfig.run(c.runId, JSON.stringify(c.kinds), c.dir, c.maxBytes, c.marginMaxMs);
+      configs.forget(c.runId);
     },
-    config,
+    config: (runId) => configs.get(runId),
     requestFromResults(e) {
-      const c = config(e.runId);
+      const c = configs.get(e.runId);
       if (!c || c.kinds.length === 0) return 0;
-      const wanted = new Set(c.kinds);
-      const at = now();
-      let written = 0;
-      for (const { source, position, item } of e.items) {
-        if (source === 'images') continue;
-        const resultUrl = typeof item.url === 'string' ? item.url : null;
-        for (const m of mediaOfItem(item, wanted)) {
-          const d = mediaDeadline({
-            url: m.url,
-            kind: m.kind,
-            receivedAt: e.fetchedAt,
-            marginMaxMs: c.marginMaxMs,
-          });
-          const info = upsert.run({
-            runId: e.runId,
-            taskKey: e.taskKey,
-            source,
-            position,
-            kind: m.kind,
-            itemIndex: m.itemIndex,
-            sourceUrl: m.url,
-            resultUrl,
-            issuedAt: d.issuedAt,
-            expiresAt: d.expiresAt,
-            deadlineAt: d.deadlineAt,
-            at,
-          });
-          written += info.changes;
-        }
-      }
-      return written;
+      return requestMedia(s.upsert, c, e, now());
     },
-    get: (id) => byId.get(id),
-    unqueued: (limit) => unqueued.all(limit),
-    markQueued: (ids, at) => (ids.length > 0 ? markQueued.run(at, JSON.stringify(ids)).changes : 0),
-    unqueuePending: (runId) => unqueue.run({ run: runId ?? null }).changes,
-    dirs: () => dirs.all(),
-    nextDeadline: () => nextDeadline.get() ?? null,
-    retried: (id, at = now()) => retried.run(at, id).changes > 0,
+    get: (id) => s.byId.get(id),
+    unqueued: (limit) => s.unqueued.all(limit),
+    markQueued: (ids, at) =>
+      ids.length > 0 ? s.markQueued.run(at, JSON.stringify(ids)).changes : 0,
+    unqueuePending: (runId) => s.unqueue.run({ run: runId ?? null }).changes,
+    dirs: () => runMedia.dirs.all(),
+    nextDeadline: () => s.nextDeadline.get() ?? null,
+    retried: (id, at = now()) => s.retried.run(at, id).changes > 0,
     markSaved: (id, f, at = now()) =>
-      saved.run({
+      s.saved.run({
         id,
         sha256: f.sha256,
         path: f.path,
@@ -323,11 +360,11 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
         at,
       }).changes > 0,
     markEnded: (id, status, code, message, options = {}) =>
-      ended.run(status, code, clip(message), options.attempted ? 1 : 0, options.at ?? now(), id)
+      s.ended.run(status, code, clip(message), options.attempted ? 1 : 0, options.at ?? now(), id)
         .changes > 0,
     refresh: (id, fresh, countReissue, at = now()) =>
-      refresh.run({ id, ...fresh, count: countReissue ? 1 : 0, at }).changes > 0,
-    pendingOfTask: (runId, taskKey) => pendingOfTask.all(runId, taskKey),
-    ofRun: (runId) => ofRun.all(runId),
+      s.refresh.run({ id, ...fresh, count: countReissue ? 1 : 0, at }).changes > 0,
+    pendingOfTask: (runId, taskKey) => s.pendingOfTask.all(runId, taskKey),
+    ofRun: (runId) => s.ofRun.all(runId),
   };
 }

@@ -103,115 +103,129 @@ export function resultColumns(item: Record<string, unknown>): Row {
   };
 }
 
-export function createResultsTable(db: Database): ResultsTable {
-  // The latest response stored for the task: recorded on the task (an empty one leaves no
-  // rows), or, for tasks stored before that was kept (and results of no known task), its rows'
-  // time, read only then.
-  const latest = db
-    .prepare<{ runId: string; taskKey: string }, number | null>(
-      `SELECT COALESCE(
-         (SELECT results_fetched_at FROM tasks WHERE run_id = @runId AND task_key = @taskKey),
-         (SELECT MAX(fetched_at) FROM results WHERE run_id = @runId AND task_key = @taskKey))`,
-    )
-    .pluck();
-  const noteLatest = db.prepare<{ runId: string; taskKey: string; fetchedAt: number }>(
-    `UPDATE tasks SET results_fetched_at = MAX(IFNULL(results_fetched_at, 0), @fetchedAt)
-     WHERE run_id = @runId AND task_key = @taskKey`,
-  );
-  const upsert = db.prepare<Row>(
-    `INSERT INTO results (run_id, task_key, source, position, url, title, description, category,
-       markdown, html, raw_html, links_json, screenshot_url, audio_url, video_url, metadata_json,
-       item_json, search_id, call_id, first_seen_at, fetched_at, seen_id)
-     VALUES (@runId, @taskKey, @source, @position, @url, @title, @description, @category,
-       @markdown, @html, @rawHtml, @linksJson, @screenshotUrl, @audioUrl, @videoUrl,
-       @metadataJson, @itemJson, @searchId, @callId, @firstSeenAt, @fetchedAt, @seenId)
-     ON CONFLICT (run_id, task_key, source, position) DO UPDATE SET
-       url = excluded.url, title = excluded.title, description = excluded.description,
-       category = excluded.category, markdown = excluded.markdown, html = excluded.html,
-       raw_html = excluded.raw_html, links_json = excluded.links_json,
-       screenshot_url = excluded.screenshot_url, audio_url = excluded.audio_url,
-       video_url = excluded.video_url, metadata_json = excluded.metadata_json,
-       item_json = excluded.item_json, search_id = excluded.search_id, call_id = excluded.call_id,
-       first_seen_at = excluded.first_seen_at,
-       fetched_at = excluded.fetched_at,
-       seen_id = excluded.seen_id`,
-  );
-  // When the task first answered each URL it holds (a later answer may move a URL to another
-  // position, or put another URL where it was).
-  const seenInTask = db.prepare<[string, string], { url: string; at: number }>(
-    `SELECT url, MIN(first_seen_at) AS at FROM results
-     WHERE run_id = ? AND task_key = ? AND url IS NOT NULL GROUP BY url`,
-  );
-  const dropOlder = db.prepare<[string, string, number]>(
-    'DELETE FROM results WHERE run_id = ? AND task_key = ? AND fetched_at < ?',
-  );
-  const count = db
-    .prepare<[string], number>('SELECT COUNT(*) FROM results WHERE run_id = ?')
-    .pluck();
-  const ofTask = db.prepare<[string, string], ResultRow>(
-    `SELECT ${COLUMNS} FROM results r WHERE r.run_id = ? AND r.task_key = ? ${ORDER}`,
-  );
-  const all = db.prepare<[], ResultRow>(`SELECT ${COLUMNS} FROM results r ${ORDER}`);
-  const ofRun = db.prepare<[string], ResultRow>(
-    `SELECT ${COLUMNS} FROM results r WHERE r.run_id = ? ${ORDER}`,
-  );
-  const newOfRun = db.prepare<[string], ResultRow>(
-    `SELECT ${COLUMNS} FROM results r
-       JOIN seen_urls s ON s.id = r.seen_id
-     WHERE r.run_id = ? AND s.first_run_id = r.run_id ${ORDER}`,
-  );
-  const ofPipeline = db.prepare<[string], ResultRow>(
-    `SELECT ${COLUMNS} FROM results r
-       JOIN runs ru ON ru.id = r.run_id
-       JOIN pipelines p ON p.id = ru.pipeline_id
-     WHERE p.name = ? ${ORDER}`,
-  );
-
-  function pick(filter: ResultFilter): IterableIterator<ResultRow> {
-    const s = (st: Statement<[string], ResultRow>, arg: string) => st.iterate(arg);
-    if (filter.onlyNew) {
-      if (filter.runId === undefined) {
-        throw new HarvestError('STORE_FILTER_INVALID', 'onlyNew needs a run id');
-      }
-      return s(newOfRun, filter.runId);
-    }
-    if (filter.runId !== undefined) return s(ofRun, filter.runId);
-    if (filter.pipelineName !== undefined) return s(ofPipeline, filter.pipelineName);
-    return all.iterate();
-  }
-
+/** The statements of the results table, prepared once per connection. */
+function prepareResultStatements(db: Database) {
   return {
-    applyEvent(e, seenIds = []) {
-      const task = { runId: e.runId, taskKey: e.taskKey };
-      const stored = latest.get(task);
-      if (stored != null && stored > e.fetchedAt) return { written: 0, stale: true };
-      noteLatest.run({ ...task, fetchedAt: e.fetchedAt });
-      // A row's first_seen_at: when this task first answered its URL (read only for a task
-      // answered before: a first answer sees everything now).
-      const before =
-        stored == null
-          ? undefined
-          : new Map(seenInTask.all(e.runId, e.taskKey).map((r) => [r.url, r.at]));
-      for (const [index, { source, position, item }] of e.items.entries()) {
-        const earlier = typeof item.url === 'string' ? before?.get(item.url) : undefined;
-        upsert.run({
-          firstSeenAt: earlier === undefined ? e.fetchedAt : Math.min(earlier, e.fetchedAt),
-          runId: e.runId,
-          taskKey: e.taskKey,
-          source,
-          position,
-          ...resultColumns(item),
-          searchId: e.searchId ?? null,
-          callId: e.callId,
-          fetchedAt: e.fetchedAt,
-          seenId: seenIds[index] ?? null,
-        });
-      }
-      dropOlder.run(e.runId, e.taskKey, e.fetchedAt);
-      return { written: e.items.length, stale: false };
-    },
-    count: (runId) => count.get(runId) ?? 0,
-    forTask: (runId, taskKey) => ofTask.all(runId, taskKey),
-    iterate: (filter = {}) => pick(filter),
+    // The latest response stored for the task: recorded on the task (an empty one leaves no
+    // rows), or, for tasks stored before that was kept (and results of no known task), its rows'
+    // time, read only then.
+    latest: db
+      .prepare<{ runId: string; taskKey: string }, number | null>(
+        `SELECT COALESCE(
+           (SELECT results_fetched_at FROM tasks WHERE run_id = @runId AND task_key = @taskKey),
+           (SELECT MAX(fetched_at) FROM results WHERE run_id = @runId AND task_key = @taskKey))`,
+      )
+      .pluck(),
+    noteLatest: db.prepare<{ runId: string; taskKey: string; fetchedAt: number }>(
+      `UPDATE tasks SET results_fetched_at = MAX(IFNULL(results_fetched_at, 0), @fetchedAt)
+       WHERE run_id = @runId AND task_key = @taskKey`,
+    ),
+    upsert: db.prepare<Row>(
+      `INSERT INTO results (run_id, task_key, source, position, url, title, description, category,
+         markdown, html, raw_html, links_json, screenshot_url, audio_url, video_url, metadata_json,
+         item_json, search_id, call_id, first_seen_at, fetched_at, seen_id)
+       VALUES (@runId, @taskKey, @source, @position, @url, @title, @description, @category,
+         @markdown, @html, @rawHtml, @linksJson, @screenshotUrl, @audioUrl, @videoUrl,
+         @metadataJson, @itemJson, @searchId, @callId, @firstSeenAt, @fetchedAt, @seenId)
+       ON CONFLICT (run_id, task_key, source, position) DO UPDATE SET
+         url = excluded.url, title = excluded.title, description = excluded.description,
+         category = excluded.category, markdown = excluded.markdown, html = excluded.html,
+         raw_html = excluded.raw_html, links_json = excluded.links_json,
+         screenshot_url = excluded.screenshot_url, audio_url = excluded.audio_url,
+         video_url = excluded.video_url, metadata_json = excluded.metadata_json,
+         item_json = excluded.item_json, search_id = excluded.search_id, call_id = excluded.call_id,
+         first_seen_at = excluded.first_seen_at,
+         fetched_at = excluded.fetched_at,
+         seen_id = excluded.seen_id`,
+    ),
+    // When the task first answered each URL it holds (a later answer may move a URL to another
+    // position, or put another URL where it was).
+    seenInTask: db.prepare<[string, string], { url: string; at: number }>(
+      `SELECT url, MIN(first_seen_at) AS at FROM results
+       WHERE run_id = ? AND task_key = ? AND url IS NOT NULL GROUP BY url`,
+    ),
+    dropOlder: db.prepare<[string, string, number]>(
+      'DELETE FROM results WHERE run_id = ? AND task_key = ? AND fetched_at < ?',
+    ),
+    count: db.prepare<[string], number>('SELECT COUNT(*) FROM results WHERE run_id = ?').pluck(),
+    ofTask: db.prepare<[string, string], ResultRow>(
+      `SELECT ${COLUMNS} FROM results r WHERE r.run_id = ? AND r.task_key = ? ${ORDER}`,
+    ),
+    all: db.prepare<[], ResultRow>(`SELECT ${COLUMNS} FROM results r ${ORDER}`),
+    ofRun: db.prepare<[string], ResultRow>(
+      `SELECT ${COLUMNS} FROM results r WHERE r.run_id = ? ${ORDER}`,
+    ),
+    newOfRun: db.prepare<[string], ResultRow>(
+      `SELECT ${COLUMNS} FROM results r
+         JOIN seen_urls s ON s.id = r.seen_id
+       WHERE r.run_id = ? AND s.first_run_id = r.run_id ${ORDER}`,
+    ),
+    ofPipeline: db.prepare<[string], ResultRow>(
+      `SELECT ${COLUMNS} FROM results r
+         JOIN runs ru ON ru.id = r.run_id
+         JOIN pipelines p ON p.id = ru.pipeline_id
+       WHERE p.name = ? ${ORDER}`,
+    ),
+  };
+}
+
+type ResultStatements = ReturnType<typeof prepareResultStatements>;
+
+/** `ResultsTable.applyEvent`. */
+function applyResults(
+  s: ResultStatements,
+  e: ResultsEvent,
+  seenIds: ReadonlyArray<number | undefined>,
+): ResultsApplied {
+  const task = { runId: e.runId, taskKey: e.taskKey };
+  const stored = s.latest.get(task);
+  if (stored != null && stored > e.fetchedAt) return { written: 0, stale: true };
+  s.noteLatest.run({ ...task, fetchedAt: e.fetchedAt });
+  // A row's first_seen_at: when this task first answered its URL (read only for a task
+  // answered before: a first answer sees everything now).
+  const before =
+    stored == null
+      ? undefined
+      : new Map(s.seenInTask.all(e.runId, e.taskKey).map((r) => [r.url, r.at]));
+  for (const [index, { source, position, item }] of e.items.entries()) {
+    const earlier = typeof item.url === 'string' ? before?.get(item.url) : undefined;
+    s.upsert.run({
+      firstSeenAt: earlier === undefined ? e.fetchedAt : Math.min(earlier, e.fetchedAt),
+      runId: e.runId,
+      taskKey: e.taskKey,
+      source,
+      position,
+      ...resultColumns(item),
+      searchId: e.searchId ?? null,
+      callId: e.callId,
+      fetchedAt: e.fetchedAt,
+      seenId: seenIds[index] ?? null,
+    });
+  }
+  s.dropOlder.run(e.runId, e.taskKey, e.fetchedAt);
+  return { written: e.items.length, stale: false };
+}
+
+/** The statement a filter reads, iterated. */
+function pickRows(s: ResultStatements, filter: ResultFilter): IterableIterator<ResultRow> {
+  const run = (st: Statement<[string], ResultRow>, arg: string) => st.iterate(arg);
+  if (filter.onlyNew) {
+    if (filter.runId === undefined) {
+      throw new HarvestError('STORE_FILTER_INVALID', 'onlyNew needs a run id');
+    }
+    return run(s.newOfRun, filter.runId);
+  }
+  if (filter.runId !== undefined) return run(s.ofRun, filter.runId);
+  if (filter.pipelineName !== undefined) return run(s.ofPipeline, filter.pipelineName);
+  return s.all.iterate();
+}
+
+export function createResultsTable(db: Database): ResultsTable {
+  const s = prepareResultStatements(db);
+  return {
+    applyEvent: (e, seenIds = []) => applyResults(s, e, seenIds),
+    count: (runId) => s.count.get(runId) ?? 0,
+    forTask: (runId, taskKey) => s.ofTask.all(runId, taskKey),
+    iterate: (filter = {}) => pickRows(s, filter),
   };
 }

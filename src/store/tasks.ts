@@ -95,87 +95,122 @@ interface RawTaskRow {
 
 const ACTIVE = `('queued', 'running', 'retrying')`;
 
-export function createTasksTable(db: Database, now: Clock): TasksTable {
-  const insert = db.prepare<[string, string, string, string | null, string | null, number]>(
-    `INSERT OR IGNORE INTO tasks (run_id, task_key, request_json, search_id, tags_json, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?)`,
-  );
-  const page = db.prepare<
-    [string, string, number],
-    {
-      key: string;
-      requestJson: string;
-      searchId: string | null;
+/** A page row of unfinished tasks, before its request is parsed. */
+interface RawUnfinished {
+  key: string;
+  requestJson: string;
+  searchId: string | null;
+  status: TaskStatus;
+  attempts: number;
+}
+
+/** The statements of the tasks table, prepared once per connection. */
+function prepareTaskStatements(db: Database) {
+  return {
+    insert: db.prepare<[string, string, string, string | null, string | null, number]>(
+      `INSERT OR IGNORE INTO tasks (run_id, task_key, request_json, search_id, tags_json, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?)`,
+    ),
+    page: db.prepare<[string, string, number], RawUnfinished>(
+      `SELECT task_key AS key, request_json AS requestJson, search_id AS searchId, status, attempts
+       FROM tasks
+       WHERE run_id = ? AND task_key > ? AND status IN ${ACTIVE}
+       ORDER BY task_key LIMIT ?`,
+    ),
+    countAfter: db
+      .prepare<[string, string], number>(
+        `SELECT COUNT(*) FROM tasks WHERE run_id = ? AND task_key > ? AND status IN ${ACTIVE}`,
+      )
+      .pluck(),
+    // Kept by triggers (migration 2), so reading them costs the same for any size of run.
+    countRow: db.prepare<[string], Record<TaskStatus, number>>(
+      'SELECT queued, running, retrying, done, failed FROM run_counts WHERE run_id = ?',
+    ),
+    failedRows: db.prepare<[string], { code: string; n: number }>(
+      `SELECT COALESCE(last_error_code, 'UNKNOWN') AS code, COUNT(*) AS n
+       FROM tasks WHERE run_id = ? AND status = 'failed' GROUP BY code`,
+    ),
+    one: db.prepare<[string, string], RawTaskRow>(
+      `SELECT run_id AS runId, task_key AS key, request_json AS requestJson, search_id AS searchId,
+              tags_json AS tagsJson, status, attempts, last_error_code AS lastErrorCode,
+              last_error_message AS lastErrorMessage, credits_used AS creditsUsed,
+              updated_at AS updatedAt
+       FROM tasks WHERE run_id = ? AND task_key = ?`,
+    ),
+    // The rule of `TasksTable.applyEvent`, in its WHERE clause.
+    transition: db.prepare<{
+      runId: string;
+      taskKey: string;
       status: TaskStatus;
       attempts: number;
-    }
-  >(
-    `SELECT task_key AS key, request_json AS requestJson, search_id AS searchId, status, attempts
-     FROM tasks
-     WHERE run_id = ? AND task_key > ? AND status IN ${ACTIVE}
-     ORDER BY task_key LIMIT ?`,
-  );
-  const countAfter = db
-    .prepare<[string, string], number>(
-      `SELECT COUNT(*) FROM tasks WHERE run_id = ? AND task_key > ? AND status IN ${ACTIVE}`,
-    )
-    .pluck();
-  // Kept by triggers (migration 2), so reading them costs the same for any size of run.
-  const countRow = db.prepare<[string], Record<TaskStatus, number>>(
-    'SELECT queued, running, retrying, done, failed FROM run_counts WHERE run_id = ?',
-  );
-  const failedRows = db.prepare<[string], { code: string; n: number }>(
-    `SELECT COALESCE(last_error_code, 'UNKNOWN') AS code, COUNT(*) AS n
-     FROM tasks WHERE run_id = ? AND status = 'failed' GROUP BY code`,
-  );
-  const one = db.prepare<[string, string], RawTaskRow>(
-    `SELECT run_id AS runId, task_key AS key, request_json AS requestJson, search_id AS searchId,
-            tags_json AS tagsJson, status, attempts, last_error_code AS lastErrorCode,
-            last_error_message AS lastErrorMessage, credits_used AS creditsUsed,
-            updated_at AS updatedAt
-     FROM tasks WHERE run_id = ? AND task_key = ?`,
-  );
-  const transition = db.prepare<{
-    runId: string;
-    taskKey: string;
-    status: TaskStatus;
-    attempts: number;
-    errorCode: string | null;
-    errorMessage: string | null;
-    at: number;
-  }>(
-    `UPDATE tasks SET
-       status = @status,
-       attempts = MAX(attempts, @attempts),
-       last_error_code = CASE WHEN @status = 'done' THEN NULL
-                              ELSE COALESCE(@errorCode, last_error_code) END,
-       last_error_message = CASE WHEN @status = 'done' THEN NULL
-                                 ELSE COALESCE(@errorMessage, last_error_message) END,
-       updated_at = MAX(updated_at, @at)
-     WHERE run_id = @runId AND task_key = @taskKey AND (
-          (status IN ${ACTIVE} AND @status IN ('done', 'failed'))
-       OR (status = 'failed' AND @status = 'done')
-       OR (status IN ${ACTIVE} AND @status IN ${ACTIVE} AND (
-               (status = 'queued' AND attempts = 0)
-            OR @at > updated_at
-            OR (@at = updated_at AND @attempts >= attempts))))`,
-  );
-  const requeue = db
-    .prepare<[number, string], string>(
-      `UPDATE tasks SET status = 'queued', updated_at = ?
-       WHERE run_id = ? AND status = 'failed' RETURNING task_key`,
-    )
-    .pluck();
-  const credit = db.prepare<[number, string, string]>(
-    'UPDATE tasks SET credits_used = credits_used + ? WHERE run_id = ? AND task_key = ?',
-  );
+      errorCode: string | null;
+      errorMessage: string | null;
+      at: number;
+    }>(
+      `UPDATE tasks SET
+         status = @status,
+         attempts = MAX(attempts, @attempts),
+         last_error_code = CASE WHEN @status = 'done' THEN NULL
+                                ELSE COALESCE(@errorCode, last_error_code) END,
+         last_error_message = CASE WHEN @status = 'done' THEN NULL
+                                   ELSE COALESCE(@errorMessage, last_error_message) END,
+         updated_at = MAX(updated_at, @at)
+       WHERE run_id = @runId AND task_key = @taskKey AND (
+            (status IN ${ACTIVE} AND @status IN ('done', 'failed'))
+         OR (status = 'failed' AND @status = 'done')
+         OR (status IN ${ACTIVE} AND @status IN ${ACTIVE} AND (
+                 (status = 'queued' AND attempts = 0)
+              OR @at > updated_at
+              OR (@at = updated_at AND @attempts >= attempts))))`,
+    ),
+    requeue: db
+      .prepare<[number, string], string>(
+        `UPDATE tasks SET status = 'queued', updated_at = ?
+         WHERE run_id = ? AND status = 'failed' RETURNING task_key`,
+      )
+      .pluck(),
+    credit: db.prepare<[number, string, string]>(
+      'UPDATE tasks SET credits_used = credits_used + ? WHERE run_id = ? AND task_key = ?',
+    ),
+  };
+}
 
+type TaskStatements = ReturnType<typeof prepareTaskStatements>;
+
+/** The unfinished tasks of a run, read a page at a time (keyset on the task key). */
+function* unfinishedPages(
+  page: TaskStatements['page'],
+  runId: string,
+  options: UnfinishedOptions,
+): Generator<UnfinishedTask> {
+  const pageSize = options.pageSize ?? 1000;
+  let after = '';
+  for (;;) {
+    const rows = page.all(runId, after, pageSize);
+    for (const r of rows) yield unfinishedOf(r);
+    const last = rows.at(-1);
+    if (!last || rows.length < pageSize) return;
+    after = last.key;
+  }
+}
+
+function taskOf(r: RawTaskRow): TaskRow {
+  const { requestJson, tagsJson, ...rest } = r;
+  return {
+    ...rest,
+    request: JSON.parse(requestJson),
+    tags: tagsJson === null ? null : JSON.parse(tagsJson),
+  };
+}
+
+export function createTasksTable(db: Database, now: Clock): TasksTable {
+  const s = prepareTaskStatements(db);
   const insertAll = db.transaction((runId: string, tasks: Iterable<TaskInput>): number => {
     const at = now();
     let inserted = 0;
     for (const t of tasks) {
       const tags = t.tags == null ? null : JSON.stringify(t.tags);
-      const info = insert.run(
+      const info = s.insert.run(
         runId,
         t.key,
         JSON.stringify(t.request),
@@ -190,38 +225,20 @@ export function createTasksTable(db: Database, now: Clock): TasksTable {
 
   return {
     insertMany: (runId, tasks) => insertAll.immediate(runId, tasks),
-    *unfinished(runId, options = {}) {
-      const pageSize = options.pageSize ?? 1000;
-      let after = '';
-      for (;;) {
-        const rows = page.all(runId, after, pageSize);
-        for (const r of rows) yield unfinishedOf(r);
-        const last = rows.at(-1);
-        if (!last || rows.length < pageSize) return;
-        after = last.key;
-      }
-    },
-    unfinishedAfter: (runId, after, limit) => page.all(runId, after, limit).map(unfinishedOf),
-    countUnfinishedAfter: (runId, after) => countAfter.get(runId, after) ?? 0,
+    unfinished: (runId, options = {}) => unfinishedPages(s.page, runId, options),
+    unfinishedAfter: (runId, after, limit) => s.page.all(runId, after, limit).map(unfinishedOf),
+    countUnfinishedAfter: (runId, after) => s.countAfter.get(runId, after) ?? 0,
     counts(runId) {
-      const c = countRow.get(runId) ?? { queued: 0, running: 0, retrying: 0, done: 0, failed: 0 };
+      const c = s.countRow.get(runId) ?? { queued: 0, running: 0, retrying: 0, done: 0, failed: 0 };
       return { ...c, total: c.queued + c.running + c.retrying + c.done + c.failed };
     },
-    failedByCode(runId) {
-      return Object.fromEntries(failedRows.all(runId).map((r) => [r.code, r.n]));
-    },
+    failedByCode: (runId) => Object.fromEntries(s.failedRows.all(runId).map((r) => [r.code, r.n])),
     get(runId, key) {
-      const r = one.get(runId, key);
-      if (!r) return undefined;
-      const { requestJson, tagsJson, ...rest } = r;
-      return {
-        ...rest,
-        request: JSON.parse(requestJson),
-        tags: tagsJson === null ? null : JSON.parse(tagsJson),
-      };
+      const r = s.one.get(runId, key);
+      return r ? taskOf(r) : undefined;
     },
-    applyEvent(e) {
-      const info = transition.run({
+    applyEvent: (e) =>
+      s.transition.run({
         runId: e.runId,
         taskKey: e.taskKey,
         status: e.status,
@@ -229,23 +246,15 @@ export function createTasksTable(db: Database, now: Clock): TasksTable {
         errorCode: e.errorCode ?? null,
         errorMessage: e.errorMessage ?? null,
         at: e.at,
-      });
-      return info.changes > 0;
-    },
+      }).changes > 0,
     addCredits(runId, key, credits) {
-      if (credits !== 0) credit.run(credits, runId, key);
+      if (credits !== 0) s.credit.run(credits, runId, key);
     },
-    requeueFailed: (runId) => requeue.all(now(), runId),
+    requeueFailed: (runId) => s.requeue.all(now(), runId),
   };
 }
 
-function unfinishedOf(r: {
-  key: string;
-  requestJson: string;
-  searchId: string | null;
-  status: TaskStatus;
-  attempts: number;
-}): UnfinishedTask {
+function unfinishedOf(r: RawUnfinished): UnfinishedTask {
   return {
     key: r.key,
     request: JSON.parse(r.requestJson),

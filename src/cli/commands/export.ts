@@ -58,11 +58,19 @@ function chooseFormat(flags: ExportFlags): ExportFormat {
 }
 
 export function registerExport(program: Command, ctx: CommandContext): void {
-  program
+  const command = program
     .command('export')
     .description(
       'Export results (or calls, tasks) as JSONL, CSV or Parquet; streams, to stdout by default.',
-    )
+    );
+  addExportOptions(command)
+    .addHelpText('after', HELP)
+    .action((given: ExportFlags) => exportRows(ctx, given));
+}
+
+/** The options of `harvest export`, in the order help lists them. */
+function addExportOptions(command: Command): Command {
+  return command
     .option(
       '--of <kind>',
       `rows to export: ${EXPORT_KINDS.join(', ')}`,
@@ -97,52 +105,53 @@ export function registerExport(program: Command, ctx: CommandContext): void {
       oneOf(EXPORT_FORMATS),
     )
     .option('--out <file>', 'write here (completely or not at all); default (and -) stdout')
-    .option('--json', 'with --out: print the summary (rows, columns, file) as JSON; errors too')
-    .addHelpText('after', HELP)
-    .action(async (given: ExportFlags) => {
-      const flags = dashIsStdout(given);
-      if (flags.json && !flags.out) {
-        throw new UsageError('--json prints a summary of the export: give --out FILE');
-      }
-      const format = chooseFormat(flags);
-      const { openStore } = await import('../../store/index.ts');
-      const { runExport } = await import('../../report/export/run-export.ts');
-      const { createExportProgress } = await import('../export-progress.ts');
-      const store = openStore(ctx.settings().dbPath, { readonly: true });
-      try {
-        const summary = await runExport(
-          store,
-          {
-            of: flags.of,
-            format,
-            out: flags.out,
-            runId: flags.run,
-            pipelineName: flags.pipeline,
-            sinceMs: flags.since,
-            onlyNew: flags.onlyNew,
-            sinceRunId: flags.sinceRun,
-            source: flags.source,
-            uniqueUrls: flags.uniqueUrls,
-            fields: flags.fields,
-            // Parquet: sized for memory, V8 keeps the peak of this thread's heap (the rows as
-            // SQLite hands them over) under 200 MB; bin/harvest.js leaves the choice to this
-            // command. Not for JSONL and CSV: their reader threads would run three times slower.
-            sizeForMemory: () => setFlagsFromString('--optimize-for-size'),
-          },
-          {
-            stdout: process.stdout,
-            progress: flags.out && process.stderr.isTTY ? createExportProgress() : undefined,
-          },
-        );
-        if (flags.json) {
-          process.stdout.write(`${JSON.stringify({ ok: true, ...summary }, null, 2)}\n`);
-        } else if (summary.out !== null) {
-          process.stdout.write(
-            `exported ${summary.rows} ${summary.kind} (${summary.columns.length} columns) to ${summary.out} as ${summary.format}\n`,
-          );
-        }
-      } finally {
-        store.close();
-      }
-    });
+    .option('--json', 'with --out: print the summary (rows, columns, file) as JSON; errors too');
+}
+
+/** The action of `harvest export`: streams the rows, then says what it wrote. */
+async function exportRows(ctx: CommandContext, given: ExportFlags): Promise<void> {
+  const flags = dashIsStdout(given);
+  if (flags.json && !flags.out) {
+    throw new UsageError('--json prints a summary of the export: give --out FILE');
+  }
+  const format = chooseFormat(flags);
+  const { openStore } = await import('../../store/index.ts');
+  const { runExport } = await import('../../report/export/run-export.ts');
+  const { createExportProgress } = await import('../export-progress.ts');
+  const store = openStore(ctx.settings().dbPath, { readonly: true });
+  try {
+    const summary = await runExport(
+      store,
+      {
+        of: flags.of,
+        format,
+        out: flags.out,
+        runId: flags.run,
+        pipelineName: flags.pipeline,
+        sinceMs: flags.since,
+        onlyNew: flags.onlyNew,
+        sinceRunId: flags.sinceRun,
+        source: flags.source,
+        uniqueUrls: flags.uniqueUrls,
+        fields: flags.fields,
+        // Parquet: V8 sized for memory keeps this thread's peak heap (the rows as SQLite hands
+        // them over) under the export's 200 MB target; bin/harvest.js leaves the choice to this
+        // command. Not for JSONL and CSV: it slows their reader threads.
+        sizeForMemory: () => setFlagsFromString('--optimize-for-size'),
+      },
+      {
+        stdout: process.stdout,
+        progress: flags.out && process.stderr.isTTY ? createExportProgress() : undefined,
+      },
+    );
+    if (flags.json) {
+      process.stdout.write(`${JSON.stringify({ ok: true, ...summary }, null, 2)}\n`);
+    } else if (summary.out !== null) {
+      process.stdout.write(
+        `exported ${summary.rows} ${summary.kind} (${summary.columns.length} columns) to ${summary.out} as ${summary.format}\n`,
+      );
+    }
+  } finally {
+    store.close();
+  }
 }

@@ -1,12 +1,11 @@
 /**
- * Adds a page of a fed run's search jobs and moves the run's cursor past them (feed-state.ts)
- * in one Redis transaction: both happen, or neither. Added first and moved after, a feeder that
- * died in between left a cursor behind jobs already in the queue; the next feeder added them
- * again, which job ids make harmless only while a job is still in Redis. One that had
- * completed and been removed meanwhile ran, and was billed, a second time.
+ * Adds a page of a fed run's search jobs and moves the run's cursor past them (state.ts) in
+ * one Redis transaction: both happen, or neither. A cursor left behind jobs already queued
+ * would have them added again, and job ids make that harmless only while a job is still in
+ * Redis: one completed and removed meanwhile would run, and be billed, twice.
  *
- * The transaction is conditional, as `advance` is: `WATCH` on the lease and the feed entries,
- * a check that `owner` holds the lease and the run's entry is still the one read, then
+ * The transaction is conditional, as `advance` (state.ts) is: `WATCH` on the lease and the feed
+ * entries, a check that `owner` holds the lease and the run's entry is still the one read, then
  * `MULTI` with every job's add script and the cursor's move, `EXEC`. A lease lost or an entry
  * rewritten (a resume, a stop) in between makes `EXEC` add nothing. `WATCH` belongs to a
  * connection, so the jobs go through a BullMQ queue of its own, on a connection of its own.

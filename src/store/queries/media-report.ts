@@ -57,86 +57,95 @@ export interface MediaReports {
 const zeroStatuses = (): Record<MediaStatus, number> =>
   Object.fromEntries(MEDIA_STATUSES.map((s) => [s, 0])) as Record<MediaStatus, number>;
 
-export function createMediaReports(db: Database): MediaReports {
-  const summary = db.prepare<[string], Omit<MediaSummary, 'oldestPendingDeadlineAt'>>(
-    `SELECT requested, saved, pending, failed, expired FROM run_media WHERE run_id = ?`,
-  );
-  const oldest = db
-    .prepare<[string], number | null>(
-      `SELECT MIN(deadline_at) FROM media WHERE run_id = ? AND status = 'pending'`,
-    )
-    .pluck();
-  // `@run IS NULL` selects every run.
-  const counts = db.prepare<
-    { run: string | null },
-    { kind: MediaKind; status: MediaStatus; n: number; reissued: number; reissues: number }
-  >(
-    `SELECT kind, status, COUNT(*) AS n, SUM(reissues > 0) AS reissued, SUM(reissues) AS reissues
-     FROM media WHERE @run IS NULL OR run_id = @run GROUP BY kind, status`,
-  );
-  // One pass: with a single max() in the query, SQLite takes the bare error_message from the
-  // row where updated_at is largest, the latest message of each group.
-  const failures = db.prepare<{ run: string | null }, MediaFailure & { latest: number }>(
-    `SELECT status, COALESCE(error_code, 'UNKNOWN') AS code, COUNT(*) AS count,
-            error_message AS message, MAX(updated_at) AS latest
-     FROM media WHERE (@run IS NULL OR run_id = @run) AND status IN ('failed', 'expired')
-     GROUP BY status, COALESCE(error_code, 'UNKNOWN') ORDER BY count DESC`,
-  );
-  const reissueCalls = db.prepare<
-    { run: string | null },
-    { calls: number; credits: number | null; unknown: number | null }
-  >(
-    `SELECT COUNT(*) AS calls, SUM(credits_used) AS credits,
-       SUM(credits_used IS NULL) AS unknown FROM calls
-     WHERE purpose = 'media-reissue' AND (@run IS NULL OR run_id = @run)`,
-  );
-  const files = db.prepare<{ run: string | null }, StoredFileRef>(
-    `SELECT path, sha256, MAX(bytes) AS bytes, COUNT(*) AS rows FROM media
-     WHERE status = 'saved' AND (@run IS NULL OR run_id = @run)
-     GROUP BY path, sha256 ORDER BY path`,
-  );
+/** The statements of the media reports; `@run IS NULL` selects every run. */
+function prepareReportStatements(db: Database) {
+  return {
+    summary: db.prepare<[string], Omit<MediaSummary, 'oldestPendingDeadlineAt'>>(
+      `SELECT requested, saved, pending, failed, expired FROM run_media WHERE run_id = ?`,
+    ),
+    oldest: db
+      .prepare<[string], number | null>(
+        `SELECT MIN(deadline_at) FROM media WHERE run_id = ? AND status = 'pending'`,
+      )
+      .pluck(),
+    counts: db.prepare<
+      { run: string | null },
+      { kind: MediaKind; status: MediaStatus; n: number; reissued: number; reissues: number }
+    >(
+      `SELECT kind, status, COUNT(*) AS n, SUM(reissues > 0) AS reissued, SUM(reissues) AS reissues
+       FROM media WHERE @run IS NULL OR run_id = @run GROUP BY kind, status`,
+    ),
+    // One pass: with a single max() in the query, SQLite takes the bare error_message from the
+    // row where updated_at is largest, the latest message of each group.
+    failures: db.prepare<{ run: string | null }, MediaFailure & { latest: number }>(
+      `SELECT status, COALESCE(error_code, 'UNKNOWN') AS code, COUNT(*) AS count,
+              error_message AS message, MAX(updated_at) AS latest
+       FROM media WHERE (@run IS NULL OR run_id = @run) AND status IN ('failed', 'expired')
+       GROUP BY status, COALESCE(error_code, 'UNKNOWN') ORDER BY count DESC`,
+    ),
+    reissueCalls: db.prepare<
+      { run: string | null },
+      { calls: number; credits: number | null; unknown: number | null }
+    >(
+      `SELECT COUNT(*) AS calls, SUM(credits_used) AS credits,
+         SUM(credits_used IS NULL) AS unknown FROM calls
+       WHERE purpose = 'media-reissue' AND (@run IS NULL OR run_id = @run)`,
+    ),
+    files: db.prepare<{ run: string | null }, StoredFileRef>(
+      `SELECT path, sha256, MAX(bytes) AS bytes, COUNT(*) AS rows FROM media
+       WHERE status = 'saved' AND (@run IS NULL OR run_id = @run)
+       GROUP BY path, sha256 ORDER BY path`,
+    ),
+  };
+}
 
+type ReportStatements = ReturnType<typeof prepareReportStatements>;
+
+/** `MediaReports.mediaCounts`: of one run, or of every run (`run` null). */
+function countMedia(s: ReportStatements, run: string | null): MediaCounts {
+  const out: MediaCounts = {
+    byKind: {},
+    total: zeroStatuses(),
+    reissuedItems: 0,
+    reissues: 0,
+    reissueCalls: 0,
+    reissueCredits: 0,
+    reissueUnknownCalls: 0,
+    files: 0,
+    bytesStored: 0,
+    failures: s.failures.all({ run }).map(({ latest: _, ...failure }) => failure),
+  };
+  for (const row of s.counts.all({ run })) {
+    const perKind = out.byKind[row.kind] ?? zeroStatuses();
+    out.byKind[row.kind] = perKind;
+    perKind[row.status] += row.n;
+    out.total[row.status] += row.n;
+    out.reissuedItems += row.reissued;
+    out.reissues += row.reissues;
+  }
+  const calls = s.reissueCalls.get({ run });
+  out.reissueCalls = calls?.calls ?? 0;
+  out.reissueCredits = calls?.credits ?? 0;
+  out.reissueUnknownCalls = calls?.unknown ?? 0;
+  for (const f of s.files.all({ run })) {
+    out.files += 1;
+    out.bytesStored += f.bytes;
+  }
+  // Kinds in the order they are listed everywhere else.
+  out.byKind = Object.fromEntries(
+    MEDIA_KINDS.filter((k) => out.byKind[k]).map((k) => [k, out.byKind[k]]),
+  );
+  return out;
+}
+
+export function createMediaReports(db: Database): MediaReports {
+  const s = prepareReportStatements(db);
   return {
     mediaSummary(runId) {
-      const row = summary.get(runId);
-      return row ? { ...row, oldestPendingDeadlineAt: oldest.get(runId) ?? null } : undefined;
+      const row = s.summary.get(runId);
+      return row ? { ...row, oldestPendingDeadlineAt: s.oldest.get(runId) ?? null } : undefined;
     },
-    mediaCounts(runId) {
-      const run = runId ?? null;
-      const out: MediaCounts = {
-        byKind: {},
-        total: zeroStatuses(),
-        reissuedItems: 0,
-        reissues: 0,
-        reissueCalls: 0,
-        reissueCredits: 0,
-        reissueUnknownCalls: 0,
-        files: 0,
-        bytesStored: 0,
-        failures: failures.all({ run }).map(({ latest: _, ...failure }) => failure),
-      };
-      for (const row of counts.all({ run })) {
-        const perKind = out.byKind[row.kind] ?? zeroStatuses();
-        out.byKind[row.kind] = perKind;
-        perKind[row.status] += row.n;
-        out.total[row.status] += row.n;
-        out.reissuedItems += row.reissued;
-        out.reissues += row.reissues;
-      }
-      const calls = reissueCalls.get({ run });
-      out.reissueCalls = calls?.calls ?? 0;
-      out.reissueCredits = calls?.credits ?? 0;
-      out.reissueUnknownCalls = calls?.unknown ?? 0;
-      for (const f of files.all({ run })) {
-        out.files += 1;
-        out.bytesStored += f.bytes;
-      }
-      // Kinds in the order they are listed everywhere else.
-      out.byKind = Object.fromEntries(
-        MEDIA_KINDS.filter((k) => out.byKind[k]).map((k) => [k, out.byKind[k]]),
-      );
-      return out;
-    },
-    savedFiles: (runId) => files.all({ run: runId ?? null }),
+    mediaCounts: (runId) => countMedia(s, runId ?? null),
+    savedFiles: (runId) => s.files.all({ run: runId ?? null }),
   };
 }
