@@ -4,7 +4,7 @@
  * Terminology: a pipeline is one YAML file; a search item is one entry of `searches`; a task is
  * one distinct search request after matrix expansion and defaults.
  */
-export { canonicalJson, hashCanonical, TASK_KEY_HEX_CHARS, taskKey } from './canonical.ts';
+export { canonicalJson, hashCanonical, TASK_KEY_HEX_CHARS, taskKey } from './keys.ts';
 export { type BudgetVerdict, budgetVerdict, type PlanEstimate } from './estimate.ts';
 export {
   type ExpandedSearch,

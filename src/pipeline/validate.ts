@@ -4,7 +4,7 @@
  * once, each with its position; nothing here throws on bad input.
  */
 import { pdfPagesUnbounded } from '../contract/index.ts';
-import { taskKey } from './canonical.ts';
+import { taskKey } from './keys.ts';
 import { DuplicateSearches, ItemStarts } from './duplicates.ts';
 import { expandSearches, originOf } from './expand.ts';
 import { FindingSet, toIssue } from './finding-set.ts';

@@ -7,7 +7,7 @@ import { HarvestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { kindsToSave } from '../media/kinds.ts';
 import { mediaRoot } from '../media/storage.ts';
-import { pipelineTextHash } from '../pipeline/canonical.ts';
+import { pipelineTextHash } from '../pipeline/keys.ts';
 import {
   formatIssue,
   MEDIA_MAX_BYTES_DEFAULT,

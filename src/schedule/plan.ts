@@ -13,7 +13,7 @@
  * | (no file of that name)          | exists, without `--prune`     | kept, not listed           |
  */
 
-import { pipelineTextHash } from '../pipeline/canonical.ts';
+import { pipelineTextHash } from '../pipeline/keys.ts';
 import type { Pipeline } from '../pipeline/index.ts';
 import { DEFAULT_TZ } from './times.ts';
 

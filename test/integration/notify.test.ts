@@ -11,7 +11,7 @@ import { Worker } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { enqueueDueNotifications } from '../../src/notify/due.ts';
 import type { RunNotification } from '../../src/notify/payload.ts';
-import { pipelineTextHash } from '../../src/pipeline/canonical.ts';
+import { pipelineTextHash } from '../../src/pipeline/keys.ts';
 import { createRedis } from '../../src/queue/connection.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { runTick } from '../../src/schedule/tick.ts';

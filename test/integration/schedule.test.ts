@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { startLocalPool } from '../../jobs/local.ts';
-import { pipelineTextHash } from '../../src/pipeline/canonical.ts';
+import { pipelineTextHash } from '../../src/pipeline/keys.ts';
 import { missedTickJobId, RUNS_JOBS } from '../../src/queue/names.ts';
 import { loadValidPipeline, startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';

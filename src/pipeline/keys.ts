@@ -1,5 +1,5 @@
 /**
- * Canonical JSON and task keys. The key of a task is a hash of its fully normalised request,
+ * Task keys and pipeline text hashes. The key of a task is a hash of its fully normalised request,
  * written with object keys sorted at every level: the same request gives the same key on any
  * machine, whatever order its keys were written in.
  */
