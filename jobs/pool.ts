@@ -20,20 +20,18 @@ import { InflightJournal } from '../src/queue/inflight.ts';
 import { type HarvestKeys, harvestKeys, QUEUES } from '../src/queue/names.ts';
 import { RateController } from '../src/queue/rate/controller.ts';
 import { StoppedRuns } from '../src/queue/stopped-runs.ts';
-import type { WriteEvents } from '../src/queue/store-queue.ts';
 import type { FeederOptions } from '../src/run/feed/feeder.ts';
 import { foreignRunWarner } from '../src/store/foreign-runs.ts';
 import type { EventWriter, Store, StoreEvent } from '../src/store/index.ts';
 import { type LostCallsWatch, watchLostCalls } from './lost-calls.ts';
 import { type MediaRoleOptions, startMediaRole } from './media/role.ts';
-import { databaseWriter, durable, writerOrStoreQueue } from './records.ts';
+import { databaseWriter, durable, type RecordSink, recordSink } from './records.ts';
 import type { RoleContext, RoleHandle } from './role.ts';
 import type { Role } from './role-names.ts';
 import { type RunsRoleOptions, startRunsRole } from './runs/role.ts';
 import { SearchGate } from './search/gate.ts';
 import { type SearchRoleOptions, startSearchRole } from './search/role.ts';
 import { startStoreRole } from './store/role.ts';
-import { StoreSink } from './store/sink.ts';
 
 export { ROLES, type Role } from './role-names.ts';
 export { pauseSearchQueue, SLOTS_PER_WORKER, splitConcurrency } from './search/role.ts';
@@ -104,8 +102,8 @@ interface Links {
 interface Running {
   /** What the roles share; the pool closes its connections, writer and client. */
   ctx: RoleContext;
-  /** Group commit of this pool's own records (jobs/store/sink.ts). */
-  sink: StoreSink;
+  /** This pool's own records, on their way to the database's writer or the store queue. */
+  sink: RecordSink;
   /** The roles started, in the order they started. */
   handles: Map<Role, RoleHandle>;
 }
@@ -119,7 +117,7 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
     { store: options.roles.includes('store') },
     log,
   );
-  const sink = new StoreSink(ownRecordsWrite(writer, links, options, log));
+  const sink = ownRecordsWrite(writer, links, options, log);
   const durableRecord = durable((events) => sink.push(events), log);
   const ctx = roleContext(options, {
     workerId,
@@ -168,13 +166,13 @@ function ownRecordsWrite(
   links: Links,
   options: PoolOptions,
   log: Logger,
-): WriteEvents {
+): RecordSink {
   const { store } = options;
   const warnOfForeignRuns =
     writer && store
       ? foreignRunWarner((runId) => store.runs.get(runId) !== undefined, store.path, log)
       : undefined;
-  return writerOrStoreQueue(writer, links.storeQueue, links.redis, log, warnOfForeignRuns);
+  return recordSink(writer, links.storeQueue, links.redis, log, warnOfForeignRuns);
 }
 
 /** This pool's heartbeat and the reaper of calls lost with dead workers (./lost-calls.ts). */

@@ -8,19 +8,34 @@
  * |                                       |                           | when a commit fails           |
  * | no store role (search on any host)    | none                      | the store queue               |
  *
- * A commit that fails (a locked or full database) does not lose or repeat anything: its
- * events go to the store queue instead, whose jobs retry with capped backoff for over an hour
- * and are kept, not deleted, if even that is not enough.
+ * The writer batches writes into transactions itself (src/store/writer/commit.ts); the store
+ * queue takes events in batches, one store job per batch (./store/sink.ts). A commit that fails
+ * (a locked or full database) does not lose or repeat anything: its events go to the store
+ * queue instead, whose jobs retry with capped backoff for over an hour and are kept, not
+ * deleted, if even that is not enough.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import pRetry from 'p-retry';
 import { backoffDelayMs } from '../src/api/backoff.ts';
 import type { StoreEvent } from '../src/events/store.ts';
 import type { Logger } from '../src/log.ts';
-import { queueWrite, type WriteEvents } from '../src/queue/store-queue.ts';
-import { directWriter, type EventWriter, type Store } from '../src/store/index.ts';
+import { queueWrite } from '../src/queue/store-queue.ts';
+import {
+  directWriter,
+  type EventWriter,
+  type Store,
+  type WriteOptions,
+} from '../src/store/index.ts';
 import { StoreWriterThread } from '../src/store/writer/thread.ts';
+import { StoreSink } from './store/sink.ts';
+
+/**
+ * Longest a pool's own record waits for others to share its transaction, in ms, when none
+ * runs: concurrent search jobs of the pool end within a few ms of each other.
+ */
+export const OWN_RECORDS_WAIT_MS = 2;
 
 /**
  * The database's one writer in this pool: a thread whenever the pool has the store role. With
@@ -43,31 +58,92 @@ export async function databaseWriter(
   }
 }
 
+/** Where a pool's own records are pushed: each push resolves once its events are durable. */
+export interface RecordSink {
+  /** Resolves once `events` are durable (committed, or in the store queue). */
+  push(events: readonly StoreEvent[]): Promise<void>;
+  /** Waits until every push made so far has settled. */
+  drain(): Promise<void>;
+}
+
 /**
- * The write of this pool's own events: straight to its database writer when it has one, with
- * the store queue as the fallback when a commit fails; else the store queue.
+ * This pool's own records: each push a write of its own to the database's writer, which puts
+ * those that come together in one transaction, with the store queue as the fallback when a
+ * commit fails; without a writer, the store queue, in batches.
  */
-export function writerOrStoreQueue(
+export function recordSink(
   writer: EventWriter | undefined,
   storeQueue: Queue,
   redis: Redis,
   log: Logger,
   /** Says once per run the database lacks (src/store/foreign-runs.ts), as the store role does. */
   warnOfForeignRuns: (events: readonly StoreEvent[]) => void = () => {},
-): WriteEvents {
-  const toQueue = queueWrite(storeQueue, redis);
-  if (!writer) return toQueue;
+): RecordSink {
+  const queued = new StoreSink(queueWrite(storeQueue, redis));
+  if (!writer) return queued;
+  const write = committedOrQueued(
+    writer,
+    { waitMs: OWN_RECORDS_WAIT_MS },
+    (events: readonly StoreEvent[]) => queued.push(events),
+    log,
+    warnOfForeignRuns,
+  );
+  const writes = awaitable(write);
+  return {
+    push: writes.push,
+    async drain() {
+      await writes.drain();
+      await queued.drain();
+    },
+  };
+}
+
+/**
+ * `write`, skipping empty batches, with a `drain` that waits until every write made so far has
+ * settled (a role's close waits for its last records).
+ */
+export function awaitable<E extends readonly unknown[]>(
+  write: (events: E) => Promise<void>,
+): {
+  push(events: E): Promise<void>;
+  drain(): Promise<void>;
+} {
+  const writing = new Set<Promise<void>>();
+  return {
+    push(events) {
+      if (events.length === 0) return Promise.resolve();
+      const done = write(events);
+      const settled = () => writing.delete(done);
+      writing.add(done);
+      done.then(settled, settled);
+      return done;
+    },
+    async drain() {
+      while (writing.size > 0) await Promise.allSettled([...writing]);
+    },
+  };
+}
+
+/** `events` committed by `writer`; to the store queue (`toQueue`) when the commit fails. */
+function committedOrQueued<E extends readonly StoreEvent[]>(
+  writer: EventWriter,
+  options: WriteOptions,
+  toQueue: (events: E) => Promise<unknown>,
+  log: Logger,
+  warnOfForeignRuns: (events: readonly StoreEvent[]) => void,
+): (events: E) => Promise<void> {
   return async (events) => {
     warnOfForeignRuns(events);
     let rejected: Awaited<ReturnType<EventWriter['write']>>;
     try {
-      rejected = await writer.write(events);
+      rejected = await writer.write(events, options);
     } catch (error) {
       log.warn(
         { err: error, events: events.length },
         'commit failed; the events wait in the store queue, which retries them',
       );
-      return toQueue(events);
+      await toQueue(events);
+      return;
     }
     // Kept out of SQLite but never silent.
     if (rejected.length > 0) log.error({ rejected }, 'store events rejected');
@@ -80,9 +156,13 @@ export interface DurableOptions {
   random?: () => number;
 }
 
+/** Longest wait between two tries of a record, in ms. */
+const DURABLE_MAX_DELAY_MS = 10_000;
+
 /**
  * `write`, tried again with capped backoff until it succeeds: the events it carries may be the
- * only record of a call the service has billed. Rejects only after `giveUpAfterMs`.
+ * only record of a call the service has billed. Rejects, with the last failure, only after
+ * `giveUpAfterMs`.
  */
 export function durable(
   write: (events: StoreEvent[]) => Promise<void>,
@@ -91,20 +171,48 @@ export function durable(
 ): (events: StoreEvent[]) => Promise<void> {
   const giveUpAfterMs = options.giveUpAfterMs ?? 10 * 60_000;
   const random = options.random ?? Math.random;
-  return async (events) => {
-    const startedAt = Date.now();
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await write(events);
-      } catch (error) {
-        if (Date.now() - startedAt >= giveUpAfterMs) throw error;
-        const delayMs = backoffDelayMs({ attemptsMade: attempt, random, maxDelayMs: 10_000 });
+  return (events) =>
+    pRetry(() => write(events).catch(carry), {
+      retries: Number.POSITIVE_INFINITY,
+      maxRetryTime: giveUpAfterMs,
+      // p-retry's own delay is zero: the wait is the capped backoff, taken in shouldRetry below.
+      minTimeout: 0,
+      factor: 1,
+      randomize: false,
+      shouldRetry: async ({ error, attemptNumber }) => {
+        const delayMs = backoffDelayMs({
+          attemptsMade: attemptNumber,
+          random,
+          maxDelayMs: DURABLE_MAX_DELAY_MS,
+        });
         log.error(
-          { err: error, events: events.length, attempt, delayMs },
+          { err: carried(error), events: events.length, attempt: attemptNumber, delayMs },
           'could not record events; trying again',
         );
         await sleep(delayMs);
-      }
-    }
-  };
+        return true;
+      },
+    }).catch((error: unknown) => {
+      throw carried(error);
+    });
+}
+
+/**
+ * A failed write, carried through p-retry, which gives up at once on a TypeError (a closed
+ * database throws one) or a value that is not an Error: every failure here is tried again.
+ */
+class WriteFailure extends Error {
+  readonly failure: unknown;
+  constructor(failure: unknown) {
+    super('the write failed');
+    this.failure = failure;
+  }
+}
+
+function carry(error: unknown): never {
+  throw new WriteFailure(error);
+}
+
+function carried(error: unknown): unknown {
+  return error instanceof WriteFailure ? error.failure : error;
 }

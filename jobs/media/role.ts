@@ -19,10 +19,15 @@ import { createDownloader } from '../../src/media/download.ts';
 import { DownloadSlots } from '../../src/media/slots.ts';
 import { QUEUES } from '../../src/queue/names.ts';
 import { backoffStrategy } from '../../src/queue/retry.ts';
-import { directWriter, type EventWriter, type Store } from '../../src/store/index.ts';
+import {
+  directWriter,
+  type EventWriter,
+  type Store,
+  type WriteOptions,
+} from '../../src/store/index.ts';
+import { awaitable } from '../records.ts';
 import type { RoleContext, RoleHandle } from '../role.ts';
 import { SLOTS_PER_WORKER, splitConcurrency } from '../search/role.ts';
-import { StoreSink } from '../store/sink.ts';
 import { MEDIA_JOB_ATTEMPTS, MediaEnqueuer } from './enqueue.ts';
 import { PriorityAnchor } from './priority.ts';
 import { createMediaProcessor, mediaIdsOf } from './processor.ts';
@@ -73,8 +78,9 @@ export async function recordMediaEvents(
   writer: EventWriter,
   events: StoreEvent[],
   log: Logger,
+  options?: WriteOptions,
 ): Promise<void> {
-  const refused = await writer.write(events);
+  const refused = await writer.write(events, options);
   if (refused.length === 0) return;
   log.error({ rejected: refused }, 'media events refused by the database');
   const endings = endingsForRefused(events, refused, Date.now());
@@ -106,8 +112,10 @@ export async function startMediaRole(
   if (requeued > 0) log.info({ media: requeued }, 'pending media queued again');
 
   const writer = ctx.writer ?? directWriter(store);
-  const sink = mediaSink(writer, log);
-  const write = (events: MediaEvent[]) => sink.push(events);
+  const writes = awaitable((events: MediaEvent[]) =>
+    recordMediaEvents(writer, events, log, { waitMs: MEDIA_COMMIT_DELAY_MS }),
+  );
+  const write = writes.push;
   if (!ctx.client) log.warn('no API key here: media whose URL expires cannot be re-issued');
   const agent = mediaAgent(options);
   // HARVEST_MEDIA_CONCURRENCY bounds transfers in flight; jobs in hand are more (see
@@ -146,24 +154,11 @@ export async function startMediaRole(
       await urgency.stop();
       await enqueuer.stop();
       await Promise.all(workers.map((w) => w.close()));
-      await sink.drain();
+      await writes.drain();
       await queue.close();
       await agent.close();
     },
   };
-}
-
-/**
- * Rows move through the database's one writer (a thread when the pool also searches), in group
- * commits: concurrent downloads share a transaction, and SQLite stays off this thread. One write
- * at a time: rows saved while a commit waits for the disk go in the next one, not each in a
- * commit (and an fsync) of its own queued behind it.
- */
-function mediaSink(writer: EventWriter, log: Logger): StoreSink {
-  return new StoreSink((events) => recordMediaEvents(writer, events, log), {
-    maxInFlight: 1,
-    maxDelayMs: MEDIA_COMMIT_DELAY_MS,
-  });
 }
 
 /** The HTTP agent of downloads: media hosts only, by the address rule (src/media/agent.ts). */

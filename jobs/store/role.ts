@@ -1,6 +1,7 @@
 /**
- * The `store` role: the worker of the store queue, on the host that owns the database. It
- * hands the events of search workers in other processes to the database's one writer. Store
+ * The `store` role: the worker of the store queue, on the host that owns the database. Its
+ * processor (./processor.ts) hands the events of search workers in other processes to the
+ * database's one writer, then finishes what those workers may not have (./finish.ts). Store
  * jobs that used up their attempts are kept in the failed set, never deleted (each may be the
  * only record of billed calls), and are sent back to the queue whenever a store role starts.
  *
@@ -8,28 +9,13 @@
  * runs larger than the queue window; of all the store roles, the one holding its lease feeds.
  */
 import { Worker } from 'bullmq';
-import { doneSearchJobKeys, markJobsDone } from '../../src/queue/inflight.ts';
 import { QUEUES } from '../../src/queue/names.ts';
 import { backoffStrategy } from '../../src/queue/retry.ts';
 import { redriveFailedStoreJobs } from '../../src/queue/store-queue.ts';
 import { Feeder, type FeederOptions } from '../../src/run/feed/feeder.ts';
 import type { RoleContext, RoleHandle } from '../role.ts';
+import { finishCommitted } from './finish.ts';
 import { createStoreProcessor, STORE_BATCH_JOBS } from './processor.ts';
-
-/** Calls of known cost among `events` (not LOST), to settle with their run's budget. */
-export function callsToSettle(
-  events: readonly unknown[],
-): Array<{ runId: string; callId: string; credits: number }> {
-  const calls: Array<{ runId: string; callId: string; credits: number }> = [];
-  for (const e of events) {
-    const c = e as { type?: unknown; runId?: unknown; callId?: unknown; outcome?: unknown };
-    const credits = (e as { creditsUsed?: unknown }).creditsUsed;
-    if (c.type !== 'call' || c.outcome === 'LOST' || typeof credits !== 'number') continue;
-    if (typeof c.runId !== 'string' || typeof c.callId !== 'string') continue;
-    calls.push({ runId: c.runId, callId: c.callId, credits });
-  }
-  return calls;
-}
 
 export async function startStoreRole(
   ctx: RoleContext,
@@ -42,29 +28,7 @@ export async function startStoreRole(
   const processor = createStoreProcessor(writer, log, {
     hasRun: (runId) => store.runs.get(runId) !== undefined,
     dbPath: store.path,
-    // A search worker killed after its record reached the store queue, before its job ended,
-    // must not have the task searched again (its job says the task is done), nor its call's
-    // worst case stay reserved (its budget is settled here, as the worker would have: the
-    // settle is idempotent, so the worker's own, or a lost call's mark, changes nothing more).
-    committed: async (events) => {
-      await markJobsDone(ctx.redis, doneSearchJobKeys(ctx.prefix, events));
-      // One read per run of the batch, not one per call.
-      const hasBudget = new Map<string, boolean>();
-      const budgeted = callsToSettle(events).filter((call) => {
-        let known = hasBudget.get(call.runId);
-        if (known === undefined) {
-          known = store.runs.get(call.runId)?.maxCredits != null;
-          hasBudget.set(call.runId, known);
-        }
-        return known;
-      });
-      // Sent together: one round trip for the batch, not one per call.
-      await Promise.all(
-        budgeted.map((call) =>
-          ctx.budget.settle(call.runId, call.callId, call.credits, { journal: ctx.keys.inflight }),
-        ),
-      );
-    },
+    committed: finishCommitted(ctx, store),
   });
   const worker = new Worker(QUEUES.store, processor, {
     connection: ctx.connection,

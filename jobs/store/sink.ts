@@ -1,12 +1,12 @@
 /**
- * Group commit of store events. Concurrent search jobs in one process push their events here;
- * one flush hands all of them to a single write, and every pusher's promise settles when that
- * write is durable. A search job completes only after its events are durable, so a crash can
+ * Batches of events for a write that takes them whole: concurrent pushers' events go to one
+ * write, and every pusher's promise settles when that write has. Its use: a search worker without
+ * the database adds one `store` job per batch (`queueWrite`, src/queue/store-queue.ts), not one
+ * per search job. A search job completes only after its events are durable, so a crash can
  * repeat a call but never lose its record.
  *
- * Two writes exist: `queueWrite` (src/queue/store-queue.ts) adds one `store` job carrying the batch (a search worker
- * without the database), and a process that owns the database hands the batch to its
- * `EventWriter` (src/store/writer/commit.ts), which spares the events a round trip through Redis.
+ * The database's writer needs none in front of it: it puts the writes that come together in one
+ * transaction itself (`EventWriter`, src/store/writer/commit.ts).
  */
 import type { StoreEvent } from '../../src/events/store.ts';
 import type { WriteEvents } from '../../src/queue/store-queue.ts';
@@ -18,9 +18,8 @@ export interface StoreSinkOptions {
   maxDelayMs?: number;
   /**
    * Writes in flight at once; events pushed meanwhile wait for one to end and go together in
-   * the next. Default unbounded. 1 suits a writer that commits one batch at a time anyway (the
-   * database's writer): every commit waits for the disk, so batches that queue behind each other
-   * cost a commit each, where one batch would cost one.
+   * the next. Default unbounded. 1 suits a write that takes one batch at a time anyway: batches
+   * that queue behind each other there cost a write each, where one batch would cost one.
    */
   maxInFlight?: number;
 }

@@ -46,7 +46,11 @@ export interface ApplyReport {
 
 export type ApplyEvents = (events: readonly unknown[]) => ApplyReport;
 
-interface Tables {
+/**
+ * The tables events write, by the names `openStore` gives them; a query over the same tables
+ * takes its own `Pick` of these.
+ */
+export interface Tables {
   runs: RunsTable;
   tasks: TasksTable;
   calls: CallsTable;
@@ -56,56 +60,7 @@ interface Tables {
 }
 
 export function createApplyEvents(db: Database, t: Tables): ApplyEvents {
-  // A run's pipeline never changes, so its name is cached once known.
-  const pipelineOfRun = new Map<string, string>();
-  function pipelineName(runId: string): string | undefined {
-    let name = pipelineOfRun.get(runId);
-    if (name === undefined) {
-      name = t.runs.get(runId)?.pipelineName;
-      if (name !== undefined) pipelineOfRun.set(runId, name);
-    }
-    return name;
-  }
-
-  function applyOne(e: StoreEvent, report: ApplyReport, runs: Set<string>): void {
-    switch (e.type) {
-      case 'call':
-        if (t.calls.insert(e)) {
-          report.calls += 1;
-          if (e.creditsUsed !== null) t.tasks.addCredits(e.runId, e.taskKey, e.creditsUsed);
-        } else {
-          report.duplicateCalls += 1;
-        }
-        return;
-      case 'results': {
-        // Every URL of the response is seen (a stale one too); a stored result keeps its
-        // URL's seen_urls row id.
-        const name = pipelineName(e.runId);
-        const seenIds = e.items.map(({ item }) =>
-          name !== undefined && typeof item.url === 'string'
-            ? t.seenUrls.touch(name, item.url, e.fetchedAt, e.runId)
-            : undefined,
-        );
-        const applied = t.results.applyEvent(e, seenIds);
-        report.results += applied.written;
-        if (applied.stale) report.staleResults += 1;
-        // In the same transaction as the results: a stored result never lacks its media rows.
-        else report.mediaRequested += t.media.requestFromResults(e);
-        return;
-      }
-      case 'task':
-        if (t.tasks.applyEvent(e)) {
-          report.taskUpdates += 1;
-          runs.add(e.runId);
-        } else {
-          report.ignoredTaskEvents += 1;
-        }
-        return;
-      default:
-        if (applyMediaEvent(t.media, e)) report.mediaUpdates += 1;
-    }
-  }
-
+  const applyOne = eventApplier(t);
   const write = db.transaction((events: readonly StoreEvent[], report: ApplyReport) => {
     const runs = new Set<string>();
     for (const e of events) applyOne(e, report, runs);
@@ -120,32 +75,108 @@ export function createApplyEvents(db: Database, t: Tables): ApplyEvents {
   });
 
   return (input) => {
-    const report: ApplyReport = {
-      calls: 0,
-      duplicateCalls: 0,
-      results: 0,
-      staleResults: 0,
-      mediaRequested: 0,
-      taskUpdates: 0,
-      ignoredTaskEvents: 0,
-      mediaUpdates: 0,
-      rejected: [],
-      runsWithTaskChanges: [],
-    };
-    const valid: StoreEvent[] = [];
-    input.forEach((raw, index) => {
-      const parsed = StoreEventSchema.safeParse(raw);
-      if (parsed.success) valid.push(parsed.data);
-      else {
-        const issues = parsed.error.issues.map(
-          (i) => `${i.path.join('.') || '(event)'}: ${i.message}`,
-        );
-        report.rejected.push({ index, issues });
-      }
-    });
+    const report = emptyReport();
+    const valid = validEvents(input, report.rejected);
     if (valid.length > 0) write.immediate(valid, report);
     return report;
   };
+}
+
+function emptyReport(): ApplyReport {
+  return {
+    calls: 0,
+    duplicateCalls: 0,
+    results: 0,
+    staleResults: 0,
+    mediaRequested: 0,
+    taskUpdates: 0,
+    ignoredTaskEvents: 0,
+    mediaUpdates: 0,
+    rejected: [],
+    runsWithTaskChanges: [],
+  };
+}
+
+/** The events of `input` that pass validation; the others are added to `rejected`. */
+function validEvents(input: readonly unknown[], rejected: RejectedEvent[]): StoreEvent[] {
+  const valid: StoreEvent[] = [];
+  input.forEach((raw, index) => {
+    const parsed = StoreEventSchema.safeParse(raw);
+    if (parsed.success) valid.push(parsed.data);
+    else {
+      const issues = parsed.error.issues.map(
+        (i) => `${i.path.join('.') || '(event)'}: ${i.message}`,
+      );
+      rejected.push({ index, issues });
+    }
+  });
+  return valid;
+}
+
+/**
+ * Applies one event, counting it in `report`; a task event that moved a task adds its run to
+ * `runs`.
+ */
+function eventApplier(t: Tables): (e: StoreEvent, report: ApplyReport, runs: Set<string>) => void {
+  const pipelineName = pipelineNames(t.runs);
+  return (e, report, runs) => {
+    switch (e.type) {
+      case 'call':
+        if (t.calls.insert(e)) {
+          report.calls += 1;
+          if (e.creditsUsed !== null) t.tasks.addCredits(e.runId, e.taskKey, e.creditsUsed);
+        } else {
+          report.duplicateCalls += 1;
+        }
+        return;
+      case 'results':
+        applyResults(t, e, pipelineName(e.runId), report);
+        return;
+      case 'task':
+        if (t.tasks.applyEvent(e)) {
+          report.taskUpdates += 1;
+          runs.add(e.runId);
+        } else {
+          report.ignoredTaskEvents += 1;
+        }
+        return;
+      default:
+        if (applyMediaEvent(t.media, e)) report.mediaUpdates += 1;
+    }
+  };
+}
+
+/** A run's pipeline name; a run's pipeline never changes, so its name is cached once known. */
+function pipelineNames(runs: RunsTable): (runId: string) => string | undefined {
+  const pipelineOfRun = new Map<string, string>();
+  return (runId) => {
+    let name = pipelineOfRun.get(runId);
+    if (name === undefined) {
+      name = runs.get(runId)?.pipelineName;
+      if (name !== undefined) pipelineOfRun.set(runId, name);
+    }
+    return name;
+  };
+}
+
+function applyResults(
+  t: Tables,
+  e: Extract<StoreEvent, { type: 'results' }>,
+  pipelineName: string | undefined,
+  report: ApplyReport,
+): void {
+  // Every URL of the response is seen (a stale one too); a stored result keeps its URL's
+  // seen_urls row id.
+  const seenIds = e.items.map(({ item }) =>
+    pipelineName !== undefined && typeof item.url === 'string'
+      ? t.seenUrls.touch(pipelineName, item.url, e.fetchedAt, e.runId)
+      : undefined,
+  );
+  const applied = t.results.applyEvent(e, seenIds);
+  report.results += applied.written;
+  if (applied.stale) report.staleResults += 1;
+  // In the same transaction as the results: a stored result never lacks its media rows.
+  else report.mediaRequested += t.media.requestFromResults(e);
 }
 
 /** Moves a media row as the event says; false when the row was no longer pending. */

@@ -96,4 +96,4 @@ export type {
   UnfinishedOptions,
   UnfinishedTask,
 } from './tasks.ts';
-export { directWriter, type EventWriter } from './writer/commit.ts';
+export { directWriter, type EventWriter, type WriteOptions } from './writer/commit.ts';

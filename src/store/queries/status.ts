@@ -1,11 +1,10 @@
 /** `runStatus`: everything `harvest status` shows about one run, from one read transaction. */
 import type { Database } from 'better-sqlite3';
-import type { CallError, CallSummary, CallsTable } from '../calls.ts';
+import type { Tables } from '../apply-events.ts';
+import type { CallError, CallSummary } from '../calls.ts';
 import type { NotificationRow, NotificationsTable } from '../notifications.ts';
-import type { ResultsTable } from '../results.ts';
-import type { RunRow, RunsTable } from '../runs.ts';
-import type { SeenUrlsTable } from '../seen-urls.ts';
-import type { TaskCounts, TasksTable } from '../tasks.ts';
+import type { RunRow } from '../runs.ts';
+import type { TaskCounts } from '../tasks.ts';
 import type { MediaReports, MediaSummary } from './media-report.ts';
 
 export interface RunStatusReport {
@@ -37,22 +36,18 @@ export interface RunStatusOptions {
   recentErrors?: number;
 }
 
-interface Tables {
-  runs: RunsTable;
-  tasks: TasksTable;
-  calls: CallsTable;
-  results: ResultsTable;
-  seenUrls: SeenUrlsTable;
+/** The tables a run's status reads, and its media summary. */
+type StatusTables = Pick<Tables, 'runs' | 'tasks' | 'calls' | 'results' | 'seenUrls'> & {
   notifications: NotificationsTable;
   mediaSummary: MediaReports['mediaSummary'];
-}
+};
 
 export type RunStatusFn = (
   runId: string,
   options?: RunStatusOptions,
 ) => RunStatusReport | undefined;
 
-export function createRunStatus(db: Database, t: Tables): RunStatusFn {
+export function createRunStatus(db: Database, t: StatusTables): RunStatusFn {
   // One deferred transaction, so all figures come from the same snapshot.
   return db.transaction((runId: string, options: RunStatusOptions = {}) => {
     const run = t.runs.get(runId);

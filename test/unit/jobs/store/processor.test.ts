@@ -1,3 +1,4 @@
+import Sqlite from 'better-sqlite3';
 import type { Job } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { createStoreProcessor } from '../../../../jobs/store/processor.ts';
@@ -15,7 +16,7 @@ const T0 = Date.UTC(2025, 0, 2, 9);
 describe('store processor', () => {
   const stores = useTempStores();
 
-  it('holds jobs until every slot is taken, then commits them together and finishes the run', async () => {
+  it('holds jobs until every slot is taken, then commits them together, which finishes the run', async () => {
     const store = stores.open();
     const { runId } = seedRun(store, { taskCount: 3 });
     const { logger } = capturedLogger();
@@ -103,6 +104,66 @@ describe('store processor', () => {
       ['j1', [1]],
       ['j2', [0]],
     ]);
+  });
+
+  it('finishes the jobs of one transaction with one call, before they complete', async () => {
+    const store = stores.open();
+    const { runId } = seedRun(store, { taskCount: 3 });
+    const finished: unknown[][] = [];
+    let completed = 0;
+    const process = createStoreProcessor(directWriter(store), capturedLogger().logger, {
+      batchJobs: 3,
+      windowMs: 60_000,
+      committed: async (events) => {
+        expect(completed).toBe(0);
+        finished.push([...events]);
+      },
+    });
+    const jobs = ['t0', 't1', 't2'].map((task) =>
+      process(job(task, [callEvent(runId, task), taskEvent(runId, task, 'done', T0)])).then((r) => {
+        completed += 1;
+        return r;
+      }),
+    );
+    await Promise.all(jobs);
+    expect(finished.map((events) => events.length)).toEqual([6]);
+  });
+
+  it('a finish that fails is logged, and the jobs complete all the same', async () => {
+    const store = stores.open();
+    const { runId } = seedRun(store, { taskCount: 1 });
+    const { logger, lines } = capturedLogger();
+    const process = createStoreProcessor(directWriter(store), logger, {
+      batchJobs: 1,
+      committed: async () => {
+        throw new Error('Redis went away');
+      },
+    });
+    expect(await process(job('j1', [taskEvent(runId, 't0', 'done', T0)]))).toEqual({
+      applied: 1,
+    });
+    expect(lines.map((l) => l.msg)).toEqual([
+      'could not finish after a commit (job marks, budget settles)',
+    ]);
+  });
+
+  it('a job the database refuses fails alone; the others of its transaction are committed', async () => {
+    const store = stores.open();
+    const { runId } = seedRun(store, { taskCount: 2 });
+    new Sqlite(store.path).exec(
+      `CREATE TRIGGER refuse BEFORE INSERT ON calls WHEN NEW.task_key = 't1'
+       BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+    );
+    const process = createStoreProcessor(directWriter(store), capturedLogger().logger, {
+      batchJobs: 2,
+      windowMs: 60_000,
+    });
+    const outcomes = await Promise.allSettled([
+      process(job('j1', [taskEvent(runId, 't0', 'done', T0)])),
+      process(job('j2', [callEvent(runId, 't1'), taskEvent(runId, 't1', 'done', T0)])),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected']);
+    expect(store.tasks.counts(runId)).toMatchObject({ done: 1 });
   });
 
   it('fails every job of a batch whose transaction fails, so each is retried', async () => {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { databaseBusy } from '../../../../src/store/writer/commit.ts';
 import { StoreWriterThread } from '../../../../src/store/writer/thread.ts';
 import { capturedLogger } from '../../../helpers/logger.ts';
 import { callEvent, resultsEvent, seedRun, taskEvent, useTempStores, webItem } from '../helpers.ts';
@@ -36,7 +37,7 @@ describe('StoreWriterThread', () => {
     expect(store.runs.get(runId)?.status).toBe('completed');
   });
 
-  it('batches waiting together share a commit, yet a batch that fails takes no other down', async () => {
+  it('writes made while a commit runs share the next, yet a write that fails takes no other down', async () => {
     const store = stores.open();
     const { runId } = seedRun(store, { taskCount: 3 });
     // A call the database refuses (as a full disk or a broken file would) aborts its transaction.
@@ -46,7 +47,7 @@ describe('StoreWriterThread', () => {
     );
     const thread = await StoreWriterThread.start(store, capturedLogger().logger);
     threads.push(thread);
-    // Posted at once, they wait in the thread's queue together.
+    // The first goes at once; the two made meanwhile go together in the next transaction.
     const writes = [
       thread.write([callEvent(runId, 't0'), taskEvent(runId, 't0', 'done', T0)]),
       thread.write([callEvent(runId, 't1')]),
@@ -58,6 +59,32 @@ describe('StoreWriterThread', () => {
     expect(third).toMatchObject({ status: 'fulfilled', value: [{ index: 0 }] });
     expect(store.tasks.counts(runId)).toMatchObject({ done: 2, total: 3 });
     expect(store.calls.totals(runId).calls).toBe(1);
+  });
+
+  it('a database locked past the busy timeout fails the writes with the reason, SQLite code and all', async () => {
+    const store = stores.open();
+    const { runId } = seedRun(store, { taskCount: 2 });
+    const thread = await StoreWriterThread.start(store, capturedLogger().logger, 20);
+    threads.push(thread);
+    const other = new Sqlite(store.path);
+    other.exec('BEGIN IMMEDIATE');
+    try {
+      const outcomes = await Promise.allSettled([
+        thread.write([taskEvent(runId, 't0', 'done', T0)]),
+        thread.write([taskEvent(runId, 't1', 'done', T0)]),
+      ]);
+      expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+      for (const o of outcomes) {
+        const reason = (o as PromiseRejectedResult).reason;
+        expect(String(reason)).toMatch(/SQLite writer: database is locked/);
+        expect(databaseBusy(reason)).toBe(true);
+      }
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    await thread.write([taskEvent(runId, 't0', 'done', T0)]);
+    expect(store.tasks.counts(runId).done).toBe(1);
   });
 
   it('refuses to start, with the reason, when the thread cannot open the database', async () => {
