@@ -143,3 +143,16 @@ export function taskEvent(
 ): TaskEvent {
   return { type: 'task', runId, taskKey, status, attempts: 1, at, ...over };
 }
+
+/**
+ * Makes the database refuse (abort the transaction of) any call of `taskKey`, as a broken file
+ * or a full disk would, through a connection of its own.
+ */
+export function refuseCallsOf(file: string, taskKey: string): void {
+  const db = new Sqlite(file);
+  db.exec(
+    `CREATE TRIGGER refuse BEFORE INSERT ON calls WHEN NEW.task_key = '${taskKey}'
+     BEGIN SELECT RAISE(ABORT, 'refused'); END`,
+  );
+  db.close();
+}

@@ -1,10 +1,15 @@
-import Sqlite from 'better-sqlite3';
 import type { Job } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { createStoreProcessor } from '../../../../jobs/store/processor.ts';
 import { directWriter } from '../../../../src/store/index.ts';
 import { capturedLogger } from '../../../helpers/logger.ts';
-import { callEvent, seedRun, taskEvent, useTempStores } from '../../store/helpers.ts';
+import {
+  callEvent,
+  refuseCallsOf,
+  seedRun,
+  taskEvent,
+  useTempStores,
+} from '../../store/helpers.ts';
 
 /** The processor reads only a job's id and data. */
 function job(id: string, events: unknown[]): Job {
@@ -150,10 +155,7 @@ describe('store processor', () => {
   it('a job the database refuses fails alone; the others of its transaction are committed', async () => {
     const store = stores.open();
     const { runId } = seedRun(store, { taskCount: 2 });
-    new Sqlite(store.path).exec(
-      `CREATE TRIGGER refuse BEFORE INSERT ON calls WHEN NEW.task_key = 't1'
-       BEGIN SELECT RAISE(ABORT, 'refused'); END`,
-    );
+    refuseCallsOf(store.path, 't1');
     const process = createStoreProcessor(directWriter(store), capturedLogger().logger, {
       batchJobs: 2,
       windowMs: 60_000,

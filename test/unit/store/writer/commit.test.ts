@@ -13,7 +13,7 @@ import {
   directWriter,
   GroupCommit,
 } from '../../../../src/store/writer/commit.ts';
-import { callEvent, seedRun, taskEvent, useTempStores } from '../helpers.ts';
+import { callEvent, refuseCallsOf, seedRun, taskEvent, useTempStores } from '../helpers.ts';
 
 const T0 = Date.UTC(2025, 0, 2, 9);
 
@@ -105,10 +105,7 @@ describe('GroupCommit', () => {
     const store = stores.open();
     const { runId } = seedRun(store, { taskCount: 3 });
     // A call the database refuses (as a broken file would) aborts its transaction.
-    new Sqlite(store.path).exec(
-      `CREATE TRIGGER refuse BEFORE INSERT ON calls WHEN NEW.task_key = 't1'
-       BEGIN SELECT RAISE(ABORT, 'refused'); END`,
-    );
+    refuseCallsOf(store.path, 't1');
     const c = counted(store);
     const group = new GroupCommit(c.commit);
     const waiting = { waitMs: 60_000, enoughWrites: 3 };

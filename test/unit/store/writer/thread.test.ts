@@ -4,7 +4,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { databaseBusy } from '../../../../src/store/writer/commit.ts';
 import { StoreWriterThread } from '../../../../src/store/writer/thread.ts';
 import { capturedLogger } from '../../../helpers/logger.ts';
-import { callEvent, resultsEvent, seedRun, taskEvent, useTempStores, webItem } from '../helpers.ts';
+import {
+  callEvent,
+  refuseCallsOf,
+  resultsEvent,
+  seedRun,
+  taskEvent,
+  useTempStores,
+  webItem,
+} from '../helpers.ts';
 
 const T0 = Date.UTC(2025, 0, 2, 9);
 
@@ -41,10 +49,7 @@ describe('StoreWriterThread', () => {
     const store = stores.open();
     const { runId } = seedRun(store, { taskCount: 3 });
     // A call the database refuses (as a full disk or a broken file would) aborts its transaction.
-    new Sqlite(store.path).exec(
-      `CREATE TRIGGER refuse BEFORE INSERT ON calls WHEN NEW.task_key = 't1'
-       BEGIN SELECT RAISE(ABORT, 'refused'); END`,
-    );
+    refuseCallsOf(store.path, 't1');
     const thread = await StoreWriterThread.start(store, capturedLogger().logger);
     threads.push(thread);
     // The first goes at once; the two made meanwhile go together in the next transaction.
