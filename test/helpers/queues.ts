@@ -3,6 +3,7 @@ import { Queue, Worker } from 'bullmq';
 import { createRedis } from '../../src/queue/connection.ts';
 import { QUEUES } from '../../src/queue/names.ts';
 import { REDIS_URL, testRedis } from './redis.ts';
+import { waitFor } from './wait.ts';
 
 /** The error of the failed job. */
 export const FAILED_REASON = 'HTTP 400: query too long';
@@ -32,4 +33,17 @@ export async function searchQueueWithJobs(
   });
   await search.add('search', { query: 'waits' }, { jobId: 'run1.waits' });
   return { prefix, search };
+}
+
+/** Jobs of `queue` not yet ended (waiting, prioritized, delayed or active). */
+export async function unfinishedJobs(queue: Queue): Promise<number> {
+  const counts = await queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active');
+  return Object.values(counts).reduce((sum, n) => sum + n, 0);
+}
+
+/** Waits until every job of `queue` has ended (none waiting, delayed or active). */
+export async function waitForDrained(queue: Queue): Promise<void> {
+  await waitFor(`the ${queue.name} queue to be drained`, () => unfinishedJobs(queue), {
+    until: (n) => n === 0,
+  });
 }

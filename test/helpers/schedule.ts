@@ -1,5 +1,4 @@
 /** Schedules in tests: applied to the harness's runs queue as `harvest schedule apply` does. */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Queue } from 'bullmq';
 import { loadValidPipeline } from '../../src/run/start.ts';
 import { appliedPipeline, planScheduleChanges } from '../../src/schedule/plan.ts';
@@ -10,6 +9,7 @@ import {
 } from '../../src/schedule/schedulers.ts';
 import type { TickRow } from '../../src/store/index.ts';
 import type { Harness } from './harness.ts';
+import { waitFor } from './wait.ts';
 
 /** The runs queue on the harness's Redis prefix, as harvest opens it; the caller closes it. */
 export function runsQueue(h: Harness): Queue {
@@ -33,13 +33,10 @@ export async function waitForTicks(
   done: (ticks: TickRow[]) => boolean,
   timeoutMs = 20_000,
 ): Promise<TickRow[]> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const ticks = h.runtime.store.ticks.list(pipeline, 1000).reverse();
-    if (done(ticks)) return ticks;
-    if (Date.now() > until) {
-      throw new Error(`ticks of ${pipeline} never got there: ${JSON.stringify(ticks, null, 1)}`);
-    }
-    await sleep(100);
-  }
+  const ticks = () => h.runtime.store.ticks.list(pipeline, 1000).reverse();
+  return waitFor(`the ticks of ${pipeline} to get there`, ticks, {
+    until: done,
+    timeoutMs,
+    intervalMs: 100,
+  });
 }

@@ -16,7 +16,9 @@ import { resumeRun } from '../../src/run/resume.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type Harness, harvestEnv, startHarness } from '../helpers/harness.ts';
+import { waitForDrained } from '../helpers/queues.ts';
 import { deletePrefix } from '../helpers/redis.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const BIN = path.resolve('bin/harvest.js');
 let h: Harness | undefined;
@@ -91,11 +93,20 @@ async function lostWithAWorker(harness: Harness, name: string) {
   });
   children.add(child);
   const journal = new InflightJournal(harness.runtime.redis, harness.runtime.keys);
-  while ((await journal.pending()) < 8) await sleep(10);
-  await sleep(400); // the requests have reached the service (it answers after 1.2 s)
+  await waitFor('8 calls journaled by the worker', () => journal.pending(), {
+    until: (n) => n >= 8,
+    timeoutMs: 30_000,
+    intervalMs: 10,
+  });
+  // A fixed duration: the sandbox gives no sign of a request received; 400 ms lets the 8 reach
+  // it (it answers after 1.2 s).
+  await sleep(400);
   child.kill('SIGKILL');
   await new Promise((r) => child.once('exit', r));
-  while ((await journal.pending()) > 0) await sleep(100);
+  await waitFor('the lost calls reaped', () => journal.pending(), {
+    until: (n) => n === 0,
+    intervalMs: 100,
+  });
   return { runId, storePool };
 }
 
@@ -131,7 +142,8 @@ describe('a budgeted run', () => {
       }),
     );
     await waitForRun(h.runtime, runId, { pollMs: 100 });
-    await sleep(500);
+    await waitForDrained(h.runtime.searchQueue);
+    await waitForDrained(h.runtime.storeQueue);
     const team = h.sandbox.ledger().teams.sandbox!;
     const stored = h.runtime.store.calls.summary(runId);
     expect(stored.byOutcome.LOST).toBe(8);
@@ -150,6 +162,7 @@ describe('a budgeted run', () => {
     // It used to wait for it, for good: the run never ended.
     await Promise.race([
       waitForRun(h.runtime, runId, { pollMs: 50 }),
+      // A deadline, not a wait.
       sleep(10_000).then(() => {
         throw new Error('the run is still waiting after 10 s');
       }),
@@ -167,6 +180,7 @@ describe('a budgeted run', () => {
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
     // 20 credits: 10 calls' worst case in flight at once; the pool's other 6 slots wait.
     await h.startPool({ concurrency: 16 });
+    // Fixed durations: the test measures how often jobs are taken over 2 s, once under way.
     await sleep(500);
     const a = await startsOf(h);
     const t0 = Date.now();
@@ -184,7 +198,11 @@ describe('a budgeted run', () => {
   it('a resumed run still counts the worst case of calls lost with their worker', async () => {
     h = await startHarness({ sandbox: { latency: { minMs: 1200, maxMs: 1200 } } });
     const { runId, storePool } = await lostWithAWorker(h, 'budget-loss');
-    await sleep(300);
+    // The reaper settles each lost call after removing it; counting its job's crash comes last.
+    const { redis, keys } = h.runtime;
+    const crashes = async () =>
+      Object.values(await redis.hgetall(keys.crashes)).reduce((sum, n) => sum + Number(n), 0);
+    await waitFor('the 8 lost calls settled', crashes, { until: (n) => n >= 8 });
     const budget = new Budget(h.runtime.redis, h.runtime.keys);
     const before = await budget.settled(runId, h.runtime.keys.inflight);
     await storePool.close();
@@ -205,7 +223,7 @@ describe('a budgeted run', () => {
       }),
     );
     await waitForRun(h.runtime, runId, { pollMs: 100 });
-    await sleep(500);
+    await waitForDrained(h.runtime.searchQueue);
     const team = h.sandbox.ledger().teams.sandbox!;
     const stored = h.runtime.store.calls.summary(runId);
     expect(stored.byOutcome.LOST).toBe(8);

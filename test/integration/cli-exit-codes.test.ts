@@ -10,6 +10,7 @@ import Sqlite from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { runCli, spawnCli, useCliFixture } from '../helpers/cli.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const GOOD = 'name: good\nsearches:\n  - query: web data\n    limit: 1\n';
 const INVALID = 'name: bad\nsearches:\n  - query: 42\n    limt: 1\n';
@@ -231,10 +232,15 @@ describe('exit codes, command by command', () => {
 
   it('Ctrl-C of run --wait exits 4, as the README says', async () => {
     const child = spawnCli(['run', cli.file('good.yaml', GOOD), '--wait'], cli.settings);
-    const deadline = Date.now() + 20_000;
-    while (!child.stderr().includes('estimated') && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(
+      'the run started (its estimate said)',
+      () => child.stderr().includes('estimated'),
+      {
+        intervalMs: 100,
+      },
+    );
+    // A fixed duration: the Ctrl-C is to land while the command follows the run, which it
+    // starts without saying so.
     await new Promise((r) => setTimeout(r, 500));
     child.child.kill('SIGINT');
     expect(await child.exited).toBe(4);

@@ -11,6 +11,7 @@ import { harvestKeys } from '../../src/queue/names.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { runCli, spawnCli, useCliFixture } from '../helpers/cli.ts';
 import { deletePrefix, freshPrefix, REDIS_URL } from '../helpers/redis.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const GOOD = 'name: good\nsearches:\n  - query: web data\n    limit: 1\n';
 
@@ -61,12 +62,15 @@ describe('--json prints JSON on stdout whatever happens', () => {
       // Calls in flight (in the journal: each takes 3 s) when the first Ctrl-C lands, so the
       // second lands while they are being waited for, not after the summary.
       const inflight = harvestKeys(prefix).inflight;
-      const deadline = Date.now() + 30_000;
-      while ((await redis.hlen(inflight)) === 0 && Date.now() < deadline) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await waitFor('calls in flight', () => redis.hlen(inflight), {
+        until: (n) => n > 0,
+        timeoutMs: 30_000,
+        intervalMs: 50,
+      });
       child.child.kill('SIGINT');
-      await new Promise((r) => setTimeout(r, 300));
+      await waitFor('the first stop said', () => child.stderr().includes('stopping run'), {
+        intervalMs: 50,
+      });
       child.child.kill('SIGINT');
       expect(await child.exited).toBe(4);
       const answer = JSON.parse(child.stdout()) as { ok: boolean; error: Record<string, unknown> };

@@ -13,17 +13,33 @@ import { OwnRedis } from '../helpers/own-redis.ts';
 import { deletePrefix, freshPrefix } from '../helpers/redis.ts';
 import { testSettings } from '../helpers/settings.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const PASSWORD = 'lost-and-found-pw';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function until(check: () => boolean, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(100);
-  }
+/** Waits until `text` is in what the process wrote to stderr. */
+async function untilSaid(
+  what: string,
+  stderr: () => string,
+  text: string,
+  timeoutMs: number,
+): Promise<void> {
+  await waitFor(`${what} ("${text}" on stderr)`, () => stderr().includes(text), {
+    timeoutMs,
+    intervalMs: 100,
+  });
+}
+
+const answered = () => sandbox.ledger().teams.sandbox?.calls['200'] ?? 0;
+
+/** Waits until the run is under way: 10 more calls answered than `before`. */
+async function underWay(before: number): Promise<void> {
+  await waitFor('the run under way (10 calls answered)', () => answered() - before, {
+    until: (n) => n >= 10,
+    intervalMs: 50,
+  });
 }
 
 // Enough work (60 x 150 ms, 2 at a time) that the run outlasts the watch's reconnection backoff
@@ -69,12 +85,15 @@ async function runThroughLoss(persist: boolean) {
     LOG_LEVEL: 'warn',
   });
   try {
-    await until(() => cli.stderr().includes('estimated'), 30_000);
-    await sleep(1500);
+    const before = answered();
+    await untilSaid('the run to start', cli.stderr, 'estimated', 30_000);
+    await underWay(before);
     await redis.stop();
-    await until(() => cli.stderr().includes('is not reachable'), 15_000);
+    await untilSaid('the loss to be said', cli.stderr, 'is not reachable', 15_000);
+    // A fixed duration: the test is about Redis staying away a while (calls answered meanwhile).
     await sleep(3000);
     await redis.start();
+    // A deadline: 'hung' if the command does not exit within a minute.
     const code = await Promise.race([cli.exited, sleep(60_000).then(() => 'hung')]);
     return { code, stderr: cli.stderr(), stdout: cli.stdout() };
   } finally {
@@ -126,9 +145,10 @@ describe("a run's keys deleted while Redis answers", () => {
     const before = sandbox.ledger().teams.sandbox?.calls['200'] ?? 0;
     const cli = spawnCli(['run', file, '--local'], settings, env);
     try {
-      await until(() => cli.stderr().includes('estimated'), 30_000);
-      await sleep(1500);
+      await untilSaid('the run to start', cli.stderr, 'estimated', 30_000);
+      await underWay(before);
       expect(await deletePrefix(prefix)).toBeGreaterThan(0);
+      // A deadline: 'hung' if the command does not exit within 30 s.
       const code = await Promise.race([cli.exited, sleep(30_000).then(() => 'hung')]);
       expect(code).toBe(4);
       expect(cli.stderr()).toContain(
@@ -160,12 +180,13 @@ describe('Redis lost under a worker', () => {
       LOG_FORMAT: 'json',
     });
     try {
-      await until(() => worker.stderr().includes('worker started'), 30_000);
+      await untilSaid('the worker to start', worker.stderr, 'worker started', 30_000);
       await redis.stop();
-      await until(() => worker.stderr().includes('is not reachable'), 15_000);
+      await untilSaid('the loss to be said', worker.stderr, 'is not reachable', 15_000);
+      // A fixed duration: the test is about Redis staying away a while (said once, not again).
       await sleep(2000);
       await redis.start();
-      await until(() => worker.stderr().includes('came back without its data'), 15_000);
+      await untilSaid('the return to be said', worker.stderr, 'came back without its data', 15_000);
       worker.child.kill('SIGINT');
       expect(await worker.exited).toBe(0);
       const lines = worker.stderr().trim().split('\n');
@@ -190,12 +211,12 @@ describe('Redis lost under a worker', () => {
       LOG_FORMAT: 'json',
     });
     try {
-      await until(() => worker.stderr().includes('worker started'), 30_000);
+      await untilSaid('the worker to start', worker.stderr, 'worker started', 30_000);
       await redis.stop();
-      await until(() => worker.stderr().includes('is not reachable'), 15_000);
+      await untilSaid('the loss to be said', worker.stderr, 'is not reachable', 15_000);
       worker.child.kill('SIGTERM');
       // The graceful stop waits for Redis; it says so instead of seeming to hang.
-      await until(() => worker.stderr().includes('still stopping'), 15_000);
+      await untilSaid('the wait to be said', worker.stderr, 'still stopping', 15_000);
       expect(worker.child.exitCode).toBeNull();
       worker.child.kill('SIGTERM');
       expect(await worker.exited).toBe(4);

@@ -13,6 +13,7 @@ import { startSandbox } from '../../src/sandbox/index.ts';
 import { BIN, cliEnv, runCli, spawnCli, useCliFixture } from '../helpers/cli.ts';
 import { deletePrefix, freshPrefix } from '../helpers/redis.ts';
 import { testSettings } from '../helpers/settings.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const GOOD = 'name: good\nsearches:\n  - query: web data\n    limit: 1\n';
 
@@ -162,13 +163,12 @@ describe('a database deleted while run --local writes to it', () => {
         `name: gone\nsearches:\n  - matrix:\n      n: [${n}]\n    query: "gone {n}"\n    limit: 1\n`,
       );
       const run = spawnCli(['run', pipeline, '--local', '-c', '4'], s);
-      const started = Date.now();
-      while (
-        (slow.ledger().teams.sandbox?.calls['200'] ?? 0) < 10 &&
-        Date.now() - started < 30_000
-      ) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      const answered = () => slow.ledger().teams.sandbox?.calls['200'] ?? 0;
+      await waitFor('10 calls answered', answered, {
+        until: (n) => n >= 10,
+        timeoutMs: 30_000,
+        intervalMs: 50,
+      });
       for (const suffix of ['', '-wal', '-shm']) rmSync(`${s.dbPath}${suffix}`, { force: true });
       expect(await run.exited).toBe(3);
       expect(run.stderr()).toContain('was deleted or replaced while harvest had it open');

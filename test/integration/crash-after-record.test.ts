@@ -6,7 +6,6 @@
  * workers apart from the store role (their records go through the store queue), and workers
  * that own the database (records committed by the worker itself).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLocalPool } from '../../jobs/local.ts';
 import type { Pool } from '../../jobs/pool.ts';
@@ -15,6 +14,8 @@ import { queueWrite } from '../../src/queue/store-queue.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { unfinishedJobs, waitForDrained } from '../helpers/queues.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { useWorkerProcesses } from '../helpers/workers.ts';
 
 const TASKS = 600;
@@ -44,7 +45,11 @@ async function killWhileBusy(harness: Harness, name: string, roles: string) {
   for (let kill = 0; kill < KILLS; kill++) {
     const child = spawnWorker(harness, { roles, concurrency: 16 });
     const before = done();
-    while (done() < before + 40) await sleep(5);
+    await waitFor(`40 more tasks done (from ${before})`, done, {
+      until: (n) => n >= before + 40,
+      timeoutMs: 30_000,
+      intervalMs: 5,
+    });
     child.kill('SIGKILL');
     await new Promise((resolve) => child.once('exit', resolve));
   }
@@ -80,12 +85,10 @@ describe('search workers killed between a record and the end of its job', () => 
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
     const { redis, keys, searchQueue, storeQueue, store } = h.runtime;
     const first = spawnWorker(h, { roles: 'search', concurrency: 1 });
-    let call: InflightCall | undefined;
-    while (!call) {
+    const call = await waitFor("the first worker's call journaled", async () => {
       const [raw] = await redis.hvals(keys.inflight);
-      call = raw === undefined ? undefined : (JSON.parse(raw) as InflightCall);
-      await sleep(20);
-    }
+      return raw === undefined ? undefined : (JSON.parse(raw) as InflightCall);
+    });
     // The worker's success goes to the store queue as its own write does (queueWrite), and the
     // worker dies before its own done mark: the state of a SIGKILL between the two.
     const { taskKey } = call;
@@ -100,20 +103,22 @@ describe('search workers killed between a record and the end of its job', () => 
     await new Promise((resolve) => first.once('exit', resolve));
     // Another worker takes the job when it comes back (within 1-2 s), before any store role.
     spawnWorker(h, { roles: 'search', concurrency: 1 });
-    // Back as stalled after its lock lapses, then ended (by calling again, without the mark).
-    await sleep(1000);
-    const deadline = Date.now() + 20_000;
-    const left = async () => {
-      const counts = await searchQueue.getJobCounts('active', 'waiting', 'delayed', 'prioritized');
-      return Object.values(counts).reduce((a, n) => a + n, 0);
-    };
-    while ((await left()) > 0 && Date.now() < deadline) await sleep(100);
+    // Back as stalled after its lock lapses, then ended (by calling again, without the mark):
+    // the job is active (held by the dead worker) until the new worker has ended it.
+    const left = () => unfinishedJobs(searchQueue);
+    await waitFor('the new worker to end the stalled job', left, {
+      until: (n) => n === 0,
+      timeoutMs: 21_000,
+      intervalMs: 100,
+    });
     expect(await left()).toBe(0);
     // The store role comes at last: one ok call, the one recorded.
     storePool = await startLocalPool(h.settings, { roles: ['store'], store, logger: h.logger });
     const final = await waitForRun(h.runtime, runId, { pollMs: 100 });
     expect(final.status).toBe('completed');
-    await sleep(3500); // a call made again would have been answered by now
+    // The job has ended, so a call made again was answered and its record queued before: once
+    // the store queue is drained, every record of the run is in SQLite.
+    await waitForDrained(storeQueue);
     expect(store.calls.summary(runId).byOutcome.ok).toBe(1);
     expect(h.sandbox.ledger().teams.sandbox?.calls['200'] ?? 0).toBeLessThanOrEqual(1);
   }, 60_000);

@@ -17,7 +17,9 @@ import { resumeRun } from '../../src/run/resume.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { waitForDrained } from '../helpers/queues.ts';
 import { deletePrefix } from '../helpers/redis.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { useWorkerProcesses } from '../helpers/workers.ts';
 
 let h: Harness | undefined;
@@ -60,7 +62,11 @@ describe('crash safety', () => {
     for (let kill = 0; kill < 3; kill++) {
       const child = spawnSearchWorker(h);
       // Kill it while it has calls in flight: the kill interrupts work, whatever the timing.
-      while ((await journal.pending()) === 0) await sleep(10);
+      await waitFor('a call journaled by the worker', () => journal.pending(), {
+        until: (n) => n > 0,
+        timeoutMs: 30_000,
+        intervalMs: 10,
+      });
       child.kill('SIGKILL');
       await new Promise((r) => child.once('exit', r));
       expect(await journal.pending()).toBeGreaterThan(0);
@@ -69,9 +75,13 @@ describe('crash safety', () => {
     const final = await waitForRun(h.runtime, runId, { pollMs: 100 });
     expect(final.status).toBe('completed');
     // Calls journaled by the killed workers are recorded (as LOST) once their heartbeat lapses.
-    for (let i = 0; i < 100 && (await journal.pending()) > 0; i++) await sleep(100);
+    await waitFor('the journal to empty', () => journal.pending(), {
+      until: (n) => n === 0,
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    });
     expect(await journal.pending()).toBe(0);
-    await sleep(200); // the last store job
+    await waitForDrained(h!.runtime.storeQueue);
 
     const store = h.runtime.store;
     const counts = store.tasks.counts(runId);
@@ -123,16 +133,15 @@ describe('crash safety', () => {
     const file = h.writePipeline('sigterm', matrixPipeline('it-sigterm', 60));
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
     const child = spawnSearchWorker(h);
-    for (;;) {
-      if (h.runtime.store.tasks.counts(runId).done >= 5) break;
-      await sleep(50);
-    }
+    await waitFor('5 tasks done', () => h!.runtime.store.tasks.counts(runId).done >= 5, {
+      timeoutMs: 30_000,
+    });
     child.kill('SIGTERM');
     const code = await new Promise((r) => child.once('exit', r));
     expect(code).toBe(0);
     const journal = new InflightJournal(h.runtime.redis, h.runtime.keys);
     expect(await journal.pending()).toBe(0);
-    await sleep(300);
+    await waitForDrained(h!.runtime.storeQueue);
     const summary = h.runtime.store.calls.summary(runId);
     expect(summary.byOutcome.LOST ?? 0).toBe(0);
     expect(summary.calls).toBe(ledger(h).calls);
@@ -158,7 +167,7 @@ describe('crash safety', () => {
       lockDurationMs: 1000,
     });
     const journal = new InflightJournal(h.runtime.redis, h.runtime.keys);
-    while ((await journal.pending()) === 0) await sleep(20);
+    await waitFor('the slow call journaled', () => journal.pending(), { until: (n) => n > 0 });
     // Another pool, which reaps the calls of silent workers every second.
     storePool = await startLocalPool(h.settings, {
       roles: ['search', 'store'],
@@ -220,13 +229,10 @@ describe('crash safety', () => {
     await h.startPool({ concurrency: 4 });
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
     // Let part of the run finish, then lose every key of this deployment.
-    for (;;) {
-      const c = h.runtime.store.tasks.counts(runId);
-      if (c.done >= 40) break;
-      await sleep(50);
-    }
+    await waitFor('40 tasks done', () => h!.runtime.store.tasks.counts(runId).done >= 40);
     // Workers keep running while their queues vanish under them.
     await deletePrefix(h.settings.queuePrefix);
+    // A fixed duration: the scenario is workers running on for a while over vanished queues.
     await sleep(300);
     const before = h.runtime.store.tasks.counts(runId);
     expect(before.done).toBeLessThan(200);

@@ -24,6 +24,7 @@ describe('dashboard during a Redis outage', () => {
     const errors = vi.spyOn(console, 'error').mockImplementation(() => {});
     defer(() => errors.mockRestore());
     await redis.kill();
+    // Fixed durations: the test is about the dashboard answering over 2 s of an outage.
     await sleep(300);
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {

@@ -25,8 +25,10 @@ import { useCleanup } from '../helpers/cleanup.ts';
 import { type CliProcess, spawnCli } from '../helpers/cli.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { capturedLogger } from '../helpers/logger.ts';
+import { waitForDrained } from '../helpers/queues.ts';
 import { REDIS_URL, testRedis } from '../helpers/redis.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { callEvent, seedRun } from '../unit/store/helpers.ts';
 
 const defer = useCleanup();
@@ -56,18 +58,19 @@ describe('durability', () => {
     const file = h.writePipeline('locked', matrix('it-locked', 80));
     await h.startPool({ concurrency: 8 });
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
-    while (h.runtime.store.tasks.counts(runId).done < 10) await sleep(20);
+    await waitFor('10 tasks done', () => h!.runtime.store.tasks.counts(runId).done >= 10);
 
     // Another connection holds the write lock for longer than the writer's busy timeout.
     const other = new Database(h.settings.dbPath);
     other.exec('BEGIN IMMEDIATE');
+    // A fixed duration: the test is about a lock held longer than the writer's busy timeout.
     await sleep(7000);
     other.exec('COMMIT');
     other.close();
 
     const final = await waitForRun(h.runtime, runId, { pollMs: 100 });
     expect(final.status).toBe('completed');
-    await sleep(500);
+    await waitForDrained(h!.runtime.storeQueue);
     const summary = h.runtime.store.calls.summary(runId);
     const billed = ledger(h);
     // Each task was called once: no call was repeated because its record could not be written.
@@ -105,7 +108,9 @@ describe('durability', () => {
       store,
       logger,
     });
-    while ((await storeQueue.getFailedCount()) === 0) await sleep(20);
+    await waitFor('the store job failed for good', () => storeQueue.getFailedCount(), {
+      until: (n) => n > 0,
+    });
     await first.close();
     expect(await waitingRecords(storeQueue)).toMatchObject({ jobs: 1, events: 1, failedJobs: 1 });
 
@@ -119,10 +124,17 @@ describe('durability', () => {
       logger,
     });
     defer(() => second.close());
-    for (let i = 0; i < 200 && store.calls.totals(runId).calls === 0; i++) await sleep(25);
+    await waitFor('the call committed', () => store.calls.totals(runId).calls > 0, {
+      timeoutMs: 5000,
+      intervalMs: 25,
+    });
     expect(store.calls.totals(runId)).toMatchObject({ calls: 1, creditsUsed: 5 });
     // The job completes just after its commit.
-    for (let i = 0; i < 200 && (await waitingRecords(storeQueue)).jobs > 0; i++) await sleep(25);
+    await waitFor('the store job to complete', () => waitingRecords(storeQueue), {
+      until: (waiting) => waiting.jobs === 0,
+      timeoutMs: 5000,
+      intervalMs: 25,
+    });
     expect(await waitingRecords(storeQueue)).toMatchObject({ jobs: 0, failedJobs: 0 });
   }, 30_000);
 
@@ -226,14 +238,19 @@ describe('durability', () => {
     for (let kill = 0; kill < 3; kill++) {
       const worker = spawnCli(args, h.settings);
       children.push(worker);
-      while ((await journal.pending()) === 0) await sleep(20);
+      await waitFor('a call journaled by the worker', () => journal.pending(), {
+        until: (n) => n > 0,
+        timeoutMs: 30_000,
+      });
       worker.child.kill('SIGKILL');
       await worker.exited;
       // Reaped as LOST once its heartbeat lapses, then counted as a crash of its job (the count
       // follows the journal's removal, so it is awaited on its own).
-      while ((await journal.pending()) > 0) await sleep(20);
-      const deadline = Date.now() + 5000;
-      while ((await crashes()) < kill + 1 && Date.now() < deadline) await sleep(20);
+      await waitFor('the lost call reaped', () => journal.pending(), { until: (n) => n === 0 });
+      await waitFor(`crash ${kill + 1} of the job counted`, crashes, {
+        until: (n) => n >= kill + 1,
+        timeoutMs: 5000,
+      });
       expect(await crashes()).toBe(kill + 1);
     }
     children.push(spawnCli(args, h.settings));

@@ -81,7 +81,7 @@ it("another run's entry written meanwhile does not cost the page: the transactio
   const writer = (async () => {
     for (let i = 0; writing; i++) {
       await feed.register(`run${2 + (i % 5)}`, { ...entry, since: i });
-      await sleep(5);
+      await sleep(5); // fixed: a write every few milliseconds
     }
   })();
   const results = [];

@@ -26,7 +26,7 @@ describe('feed state', () => {
     expect(await feed.hold('a', 1500)).toBe(true);
     expect(await feed.hold('b', 1500)).toBe(false);
     expect(await feed.hold('a', 1500)).toBe(true);
-    await sleep(1700);
+    await sleep(1700); // fixed: past the lease's 1.5 s
     expect(await feed.hold('b', 1500)).toBe(true);
     expect(await feed.holder()).toBe('b');
     await feed.release('a');
@@ -60,7 +60,7 @@ describe('feed state', () => {
     const feed = state();
     expect(await feed.hold('cli', 1000, { preferred: true })).toBe(true);
     expect(await feed.hold('worker', 1000)).toBe(false);
-    await sleep(1200);
+    await sleep(1200); // fixed: past the ask's 1 s
     expect(await feed.hold('worker', 1000)).toBe(true);
   });
 

@@ -16,6 +16,7 @@ import { stopRun } from '../../src/run/stop.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { runCli, spawnCli } from '../helpers/cli.ts';
 import { type Harness, harvestEnv, startHarness } from '../helpers/harness.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const BIN = path.resolve('bin/harvest.js');
 const WINDOW = 20;
@@ -71,7 +72,7 @@ function sampleQueue(harness: Harness): { stop(): Promise<number> } {
   const loop = (async () => {
     while (!stopped) {
       max = Math.max(max, await jobsInQueue(harness.runtime.searchQueue));
-      await sleep(5);
+      await sleep(5); // the sampling period
     }
   })();
   return {
@@ -177,15 +178,18 @@ describe('the queue window', () => {
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
     const feed = new FeedState(h.runtime.redis, h.runtime.keys);
     await pool(h, ['search', 'store'], 4);
-    while (h.runtime.store.tasks.counts(runId).done < 40) await sleep(20);
+    await waitFor('40 tasks done', () => h!.runtime.store.tasks.counts(runId).done >= 40);
 
     const stopped = await stopRun(h.runtime, runId, 'cancelled');
     expect(stopped.removedJobs).toBeGreaterThan(0);
     expect(stopped.removedJobs).toBeLessThanOrEqual(WINDOW);
     expect(await feed.get(runId)).toBeUndefined();
     // Calls in flight finish; nothing more starts, and nothing is fed.
-    await sleep(500);
+    await waitFor('the calls in flight to finish', () => h!.runtime.searchQueue.getActiveCount(), {
+      until: (n) => n === 0,
+    });
     const doneAtStop = h.runtime.store.tasks.counts(runId).done;
+    // A fixed duration: no task is done over a while once the run is cancelled.
     await sleep(500);
     expect(h.runtime.store.tasks.counts(runId).done).toBe(doneAtStop);
     expect(doneAtStop).toBeLessThan(200);
@@ -223,6 +227,7 @@ describe('the queue window', () => {
     await h.runtime.searchQueue.obliterate({ force: true });
     await h.runtime.redis.del(h.runtime.keys.feed);
     await pool(h, ['search', 'store']);
+    // A fixed duration: nothing is searched over a while, with no job and no feed entry.
     await sleep(300);
     expect(h.runtime.store.tasks.counts(runId).done).toBe(0);
     await resumeRun(h.runtime, runId, { logger: h.logger });
@@ -248,7 +253,9 @@ describe('the queue window', () => {
     h = await harness(5);
     const feed = new FeedState(h.runtime.redis, h.runtime.keys);
     const here = await pool(h, ['search', 'store'], 4);
-    while ((await feed.holder()) !== here.workerId) await sleep(20);
+    await waitFor('the store worker to hold the feeder lease', () => feed.holder(), {
+      until: (holder) => holder === here.workerId,
+    });
     const file = h.writePipeline('asked', pipeline('asked', 300));
     sampler = sampleQueue(h);
     const cli = spawnCli(['run', file, '--wait'], h.settings, {
@@ -261,16 +268,19 @@ describe('the queue window', () => {
     void cli.exited.then((c) => {
       code = c;
     });
-    while (code === undefined) {
+    const exited = async () => {
       const holder = await feed.holder();
       if (holder) holders.add(holder);
-      await sleep(20);
-    }
+      return code !== undefined;
+    };
+    await waitFor('`run --wait` to exit', exited, { timeoutMs: 50_000 });
     children.delete(cli.child);
     expect(code, cli.stderr()).toBe(0);
     expect([...holders].some((x) => x.startsWith('run-'))).toBe(true);
     // `run` gave the lease back as it ended: the store worker holds it again at its next round.
-    while ((await feed.holder()) !== here.workerId) await sleep(20);
+    await waitFor('the store worker to hold the feeder lease again', () => feed.holder(), {
+      until: (holder) => holder === here.workerId,
+    });
     const max = await sampler.stop();
     sampler = undefined;
     expect(max).toBeLessThanOrEqual(WINDOW);
@@ -288,7 +298,10 @@ describe('the queue window', () => {
       stdio: 'ignore',
     });
     children.add(child);
-    while ((await feed.holder()) === null) await sleep(50);
+    await waitFor('the other process to hold the feeder lease', () => feed.holder(), {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
     const first = await feed.holder();
 
     const file = h.writePipeline('takeover', pipeline('takeover', 300));
@@ -298,7 +311,7 @@ describe('the queue window', () => {
     // feeds), and waits for the lease.
     const here = await pool(h, ['search', 'store'], 4);
     expect(await feed.holder()).toBe(first);
-    while (harnessNow.runtime.store.tasks.counts(runId).done < 60) await sleep(20);
+    await waitFor('60 tasks done', () => harnessNow.runtime.store.tasks.counts(runId).done >= 60);
     expect(await feed.holder()).toBe(first);
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));

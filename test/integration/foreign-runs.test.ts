@@ -13,6 +13,7 @@ import { openRuntime, type Runtime } from '../../src/run/runtime.ts';
 import { startRun } from '../../src/run/start.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { capturedLogger } from '../helpers/logger.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let h: Harness | undefined;
 let other: Runtime | undefined;
@@ -51,10 +52,8 @@ describe('a run its worker’s database lacks', () => {
           }),
         );
       }
-      const deadline = Date.now() + 20_000;
-      while (h.runtime.store.calls.summary(runId).byOutcome.ok !== 3 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      const ok = () => h!.runtime.store.calls.summary(runId).byOutcome.ok;
+      await waitFor('3 ok calls recorded', ok, { until: (n) => n === 3, intervalMs: 50 });
       expect(h.runtime.store.calls.summary(runId).byOutcome.ok).toBe(3);
       const warnings = lines.filter((l) =>
         String(l.msg).includes("is not in this worker's database"),

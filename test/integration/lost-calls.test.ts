@@ -12,6 +12,7 @@ import { InflightJournal } from '../../src/queue/inflight.ts';
 import { harvestKeys, searchJobId } from '../../src/queue/names.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { testRedis } from '../helpers/redis.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const defer = useCleanup();
 
@@ -33,11 +34,14 @@ describe('lost calls', () => {
     await inflight.begin(call);
 
     const recorded: StoreEvent[] = [];
-    // A record takes a while (a commit, a store-queue add): long enough for every pool to find
-    // the same orphan before any has removed it.
+    let recording = 0;
+    // A record takes a while (a commit, a store-queue add): a fixed 100 ms, long enough for
+    // every pool to find the same orphan before any has removed it.
     const record = async (events: StoreEvent[]) => {
+      recording += 1;
       await sleep(100);
       recorded.push(...events);
+      recording -= 1;
     };
     const log = createLogger({ level: 'silent' });
     const pools = await Promise.all(
@@ -56,8 +60,19 @@ describe('lost calls', () => {
       ),
     );
     defer(() => Promise.all(pools.map((p) => p.stop())));
-    while ((await inflight.pending()) > 0) await sleep(10);
-    await sleep(300); // every reap under way has ended
+    await waitFor('the lost call removed from the journal', () => inflight.pending(), {
+      until: (n) => n === 0,
+      intervalMs: 10,
+    });
+    // Every reap under way has ended: no record is being made, and the call was settled (its
+    // count against its task is the last step of the reap that removed it).
+    const reaps = async () => ({
+      recording,
+      lost: await lostCallsOf(redis, keys, searchJobId('r1', 'k1')),
+    });
+    await waitFor('the reaps under way to end', reaps, {
+      until: (s) => s.recording === 0 && s.lost > 0,
+    });
 
     expect(recorded.length).toBeGreaterThanOrEqual(1);
     expect(await lostCallsOf(redis, keys, searchJobId('r1', 'k1'))).toBe(1);

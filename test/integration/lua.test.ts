@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { evalScript } from '../../src/queue/lua.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { testRedis } from '../helpers/redis.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const defer = useCleanup();
 
@@ -13,15 +14,19 @@ describe('evalScript', () => {
     const script = `-- ${randomUUID()}\nreturn redis.call('INCRBY', KEYS[1], ARGV[1])`;
     const key = `${prefix}:lua`;
     const sent: string[] = [];
+    const marker = `${prefix}:seen`;
+    let markerSeen = false;
     const monitor = await redis.duplicate().monitor();
     defer(() => monitor.disconnect());
     monitor.on('monitor', (_time: string, args: string[]) => {
       if (args[3] === key) sent.push(String(args[0]).toLowerCase());
+      if (String(args[0]).toLowerCase() === 'echo' && args[1] === marker) markerSeen = true;
     });
     expect(await evalScript(redis, script, 1, key, 2)).toBe(2);
     expect(await evalScript(redis, script, 1, key, 3)).toBe(5);
-    await redis.ping();
-    await new Promise((r) => setTimeout(r, 50));
+    // The monitor shows commands in order: once it shows this one, it has shown the scripts.
+    await redis.echo(marker);
+    await waitFor('the monitor to show the commands sent', () => markerSeen);
     // NOSCRIPT, then the text once; after that the SHA-1 only.
     expect(sent).toEqual(['evalsha', 'eval', 'evalsha']);
   });

@@ -5,7 +5,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, expect, it } from 'vitest';
 import { HELD_BYTES_MAX } from '../../src/media/download.ts';
 import { partialOwner } from '../../src/media/storage.ts';
@@ -13,6 +12,7 @@ import { verifyFiles } from '../../src/media/verify.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type Harness, harvestEnv, startHarness } from '../helpers/harness.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const BIN = path.resolve('bin/harvest.js');
 
@@ -39,16 +39,6 @@ function spawnMediaWorker(harness: Harness): ChildProcess {
   return child;
 }
 
-async function until<T>(what: string, check: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 it('a media worker killed mid-download: after a restart the file is saved once and verifies', async () => {
   // MP3s of 3 MiB at 2 MiB/s: past HELD_BYTES_MAX (1 MiB, src/media/download.ts) the body is
   // written to its partial file as it comes, so the kill finds one half written.
@@ -69,9 +59,12 @@ it('a media worker killed mid-download: after a restart the file is saved once a
   const partials = path.join(h.dir, 'media', '.partial');
   const listPartials = () => (fs.existsSync(partials) ? fs.readdirSync(partials) : []);
   const first = spawnMediaWorker(h);
-  const [partial] = await until('a download under way', () => {
-    const found = listPartials().filter((name) => fs.statSync(path.join(partials, name)).size > 0);
-    return found.length > 0 ? found : undefined;
+  const written = () =>
+    listPartials().filter((name) => fs.statSync(path.join(partials, name)).size > 0);
+  const [partial] = await waitFor('a download under way (a partial file written)', written, {
+    until: (found) => found.length > 0,
+    timeoutMs: 30_000,
+    intervalMs: 50,
   });
   first.kill('SIGKILL');
   await new Promise((resolve) => first.once('exit', resolve));
@@ -80,15 +73,19 @@ it('a media worker killed mid-download: after a restart the file is saved once a
 
   // The dead worker's heartbeat lapses (2 s), then a new worker takes the job over.
   const owner = partialOwner(partial!)!;
-  while ((await h.runtime.redis.exists(h.runtime.keys.workerHeartbeat(owner))) === 1) {
-    await sleep(100);
-  }
+  const heartbeat = () => h!.runtime.redis.exists(h!.runtime.keys.workerHeartbeat(owner));
+  await waitFor(`the heartbeat of ${owner} to lapse`, heartbeat, {
+    until: (n) => n === 0,
+    intervalMs: 100,
+  });
   h.sandbox.control.setMediaFaults({});
   spawnMediaWorker(h);
-  const saved = await until('the file saved', () => {
-    const now = h!.runtime.store.media.get(row!.id);
-    return now?.status === 'pending' ? undefined : now;
-  });
+  const media = () => h!.runtime.store.media.get(row!.id);
+  const saved = (await waitFor('the media row to end', media, {
+    until: (now) => now !== undefined && now.status !== 'pending',
+    timeoutMs: 30_000,
+    intervalMs: 50,
+  }))!;
 
   expect(saved).toMatchObject({ status: 'saved', reissues: 0 });
   // The killed download never finished, so it is not counted; the second one saved the file.

@@ -2,11 +2,11 @@
  * Media has its own queue: a 429 storm that holds the search queue back does not hold media
  * downloads back, and they still finish before their URLs' deadlines.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, expect, it } from 'vitest';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -36,15 +36,26 @@ it('downloads media before its deadlines while the search queue is held by a 429
     `name: it-backlog\nsearches:\n  - matrix:\n      n: [${Array.from({ length: 40 }, (_, i) => i).join(', ')}]\n    query: "backlog {n}"\n`,
   );
   const storm = await startRun(h.runtime, backlog, { logger: h.logger });
-  while (rateLimited(h) === 0) await sleep(50);
+  await waitFor('a search refused by the rate limit (429)', () => rateLimited(h!) > 0, {
+    intervalMs: 50,
+  });
   const heldBefore = await h.runtime.searchQueue.getRateLimitTtl();
 
   await h.startPool({ roles: ['media'] });
   let heldDuring = 0;
-  while ((h.runtime.store.mediaSummary(runId)?.pending ?? 1) > 0) {
-    heldDuring = Math.max(heldDuring, await h.runtime.searchQueue.getRateLimitTtl());
-    await sleep(50);
-  }
+  // How long the search queue is held is sampled while media is pending.
+  const pendingMedia = async () => {
+    const pending = h!.runtime.store.mediaSummary(runId)?.pending ?? 1;
+    if (pending > 0) {
+      heldDuring = Math.max(heldDuring, await h!.runtime.searchQueue.getRateLimitTtl());
+    }
+    return pending;
+  };
+  await waitFor('every media item of the run to end', pendingMedia, {
+    until: (n) => n === 0,
+    timeoutMs: 30_000,
+    intervalMs: 50,
+  });
 
   // The search queue was held back the whole time, and its backlog is still there.
   expect(Math.max(heldBefore, heldDuring)).toBeGreaterThan(0);
@@ -85,5 +96,9 @@ it('in one process, searches wait while urgent media waits: a saturated search q
   // The backlog goes on once the media is saved.
   const doneAtMediaEnd = h.runtime.store.tasks.counts(storm.runId).done;
   expect(doneAtMediaEnd).toBeLessThan(800);
-  while (h.runtime.store.tasks.counts(storm.runId).done === doneAtMediaEnd) await sleep(50);
+  await waitFor(
+    `the backlog to go on past ${doneAtMediaEnd} tasks done`,
+    () => h!.runtime.store.tasks.counts(storm.runId).done,
+    { until: (done) => done > doneAtMediaEnd, intervalMs: 50 },
+  );
 }, 60_000);

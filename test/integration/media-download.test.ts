@@ -17,6 +17,7 @@ import { mediaBytes } from '../../src/sandbox/media-bytes.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { startMediaHost } from '../helpers/media-host.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const defer = useCleanup();
 const PNG = mediaBytes('screenshot', 'a test image');
@@ -327,7 +328,7 @@ describe('media downloads', () => {
       status: 403,
       hostCode: 'SignatureDoesNotMatch',
     });
-    await new Promise((r) => setTimeout(r, 2100));
+    await new Promise((r) => setTimeout(r, 2100)); // fixed: past the audio URL's 2 s of life
     const expired = await refusal(downloader.download(input(doc.audio, { kind: 'audio' })));
     expect(expired).toMatchObject({ status: 400, hostCode: 'ExpiredToken', next: 'reissue' });
     expect(expired.message).toMatch(
@@ -375,9 +376,10 @@ describe('media downloads', () => {
     const slots = new DownloadSlots(1);
     const { downloader, input, partials } = setup(['127.0.0.1'], 5000, slots);
     const slow = downloader.download(input(`${host.url}/slow`));
-    await expect.poll(() => host.requests.length).toBe(1);
+    await waitFor('the slow download to ask the host', () => host.requests.length === 1);
     const fast = downloader.download(input(`${host.url}/fast`));
-    // The one slot is taken by a body still arriving: the next download has not asked yet.
+    // The one slot is taken by a body still arriving: the next download has not asked yet
+    // (a fixed duration: nothing is to happen over a while).
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(host.requests.map((r) => r.url)).toEqual(['/slow']);
     expect(slots.waiting).toBe(1);

@@ -14,6 +14,7 @@ import { openStore } from '../../src/store/index.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { REDIS_URL, testRedis } from '../helpers/redis.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { resultsEvent, seedRun, webItem } from '../unit/store/helpers.ts';
 
 const defer = useCleanup();
@@ -77,7 +78,7 @@ describe('media queue', () => {
       { connection, prefix, concurrency: 1 },
     );
     defer(() => worker.close());
-    while (order.length < 4) await new Promise((r) => setTimeout(r, 20));
+    await waitFor('the 4 media jobs processed', () => order.length, { until: (n) => n >= 4 });
     const deadlines = order.map((id) => store.media.get(id)!.deadlineAt);
     expect(deadlines).toEqual([...deadlines].sort((a, b) => a - b));
     expect(order.map((id) => store.media.get(id)!.kind)).toEqual([

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -40,7 +41,9 @@ describe('media re-issues and the shared rate limit', () => {
     await waitForRun(h.runtime, a.runId, { pollMs: 50 });
     const learned429 = h.sandbox.ledger().teams.sandbox?.calls['429'] ?? 0;
     expect(learned429).toBeGreaterThan(0);
-    await sleep(2500); // every audio URL has expired: saving one needs a re-issue
+    // A fixed duration: every audio URL has expired (they live 1.8 s), so saving one needs a
+    // re-issue.
+    await sleep(2500);
 
     // Phase 2: the media role re-issues while the pool runs plain searches.
     await h.startPool({ roles: ['store', 'media'] });
@@ -52,7 +55,15 @@ describe('media re-issues and the shared rate limit', () => {
       },
     );
     await waitForRun(h.runtime, b.runId, { pollMs: 50 });
-    await sleep(3000);
+    await waitFor(
+      'every media item of the first run to end',
+      () => h!.runtime.store.mediaSummary(a.runId),
+      {
+        until: (summary) => summary?.pending === 0,
+        timeoutMs: 40_000,
+        intervalMs: 50,
+      },
+    );
     await searchPool.close();
     const reissues = h.runtime.store.mediaCounts(a.runId).reissueCalls;
     const team = h.sandbox.ledger().teams.sandbox!;

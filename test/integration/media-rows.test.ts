@@ -15,6 +15,7 @@ import { mediaBytes } from '../../src/sandbox/media-bytes.ts';
 import type { MediaRow } from '../../src/store/index.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { type MediaHost, startMediaHost } from '../helpers/media-host.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let h: Harness | undefined;
 let host: MediaHost | undefined;
@@ -58,7 +59,7 @@ async function heldHost() {
     served,
     /** Resolves once a request for `path` is being held. */
     async heldFor(path: string) {
-      while (!held.has(path)) await sleep(10);
+      await waitFor(`a request for ${path} held`, () => held.has(path), { intervalMs: 10 });
     },
     release(path: string) {
       const res = held.get(path);
@@ -91,14 +92,6 @@ async function plannedRun(harness: Harness, name: string) {
   };
   const row = (): MediaRow => harness.runtime.store.media.ofRun(runId)[0]!;
   return { runId, answer, row };
-}
-
-async function until(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 describe('media rows under change', () => {
@@ -138,7 +131,7 @@ describe('media rows under change', () => {
       media.url(`/late.mp3?X-Goog-Date=${signed}&X-Goog-Expires=3610&X-Goog-Signature=0`),
     );
     expect(row().deadlineAt).toBeLessThan(Date.now());
-    await until('the row to end', () => row().status !== 'pending');
+    await waitFor('the row to end', row, { until: (r) => r.status !== 'pending' });
     expect(row()).toMatchObject({ status: 'saved', reissues: 0 });
     expect(row().sha256).toBe(sha(mediaBytes('audio', media.served[0]!)));
   });
@@ -151,10 +144,11 @@ describe('media rows under change', () => {
     answer('https://first.example/a', media.url('/hold/first.mp3'));
     await media.heldFor('/hold/first.mp3');
     // A newer answer has another result at position 0 while the first file is on its way.
+    // A fixed duration: the newer answer must be fetched later by the clock (fetchedAt).
     await sleep(5);
     answer('https://second.example/b', media.url('/second.mp3'));
     media.release('/hold/first.mp3');
-    await until('the row to end', () => row().status !== 'pending');
+    await waitFor('the row to end', row, { until: (r) => r.status !== 'pending' });
     expect(row()).toMatchObject({
       status: 'saved',
       resultUrl: 'https://second.example/b',
@@ -194,15 +188,17 @@ describe('media rows under change', () => {
     const rowAt = (position: number) =>
       h!.runtime.store.media.ofRun(runId).find((r) => r.position === position)!;
     await media.heldFor('/hold/a1.mp3');
-    await until('position 0 saved', () => rowAt(0).status === 'saved');
+    const saved = { until: (r: MediaRow) => r.status === 'saved' };
+    await waitFor('position 0 saved', () => rowAt(0), saved);
     // A newer answer puts another result at position 0: that row is pending again, while the
-    // job that saved it still waits for position 1.
+    // job that saved it still waits for position 1. A fixed duration: the newer answer must be
+    // fetched later by the clock (fetchedAt).
     await sleep(5);
     apply(2, [{ position: 0, url: 'https://b.example/0', audio: media.url('/b0.mp3') }]);
     expect(rowAt(0).status).toBe('pending');
-    await until('position 0 saved again', () => rowAt(0).status === 'saved');
+    await waitFor('position 0 saved again', () => rowAt(0), saved);
     media.release('/hold/a1.mp3');
-    await until('position 1 saved', () => rowAt(1).status === 'saved');
+    await waitFor('position 1 saved', () => rowAt(1), saved);
     expect(rowAt(0)).toMatchObject({
       resultUrl: 'https://b.example/0',
       sha256: sha(mediaBytes('audio', '/b0.mp3')),

@@ -12,6 +12,7 @@ import { waitForRun } from '../../src/run/wait.ts';
 import type { MediaRow } from '../../src/store/index.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { startMediaHost } from '../helpers/media-host.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -53,12 +54,12 @@ function ledgerCredits(harness: Harness): number {
 
 /** Waits until no media row of the run is pending (or the time is up). */
 async function mediaSettled(harness: Harness, runId: string, timeoutMs = 30_000) {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if ((harness.runtime.store.mediaSummary(runId)?.pending ?? 0) === 0) return;
-    await sleep(50);
-  }
-  throw new Error(`media of ${runId} still pending after ${timeoutMs} ms`);
+  const pending = () => harness.runtime.store.mediaSummary(runId)?.pending ?? 0;
+  await waitFor(`no media of ${runId} pending`, pending, {
+    until: (n) => n === 0,
+    timeoutMs,
+    intervalMs: 50,
+  });
 }
 
 describe('media', () => {
@@ -112,7 +113,8 @@ describe('media', () => {
     const searchCredits = h.runtime.store.calls.totals(runId).creditsUsed;
     expect(searchCredits).toBe(ledgerCredits(h));
     await searchPool.close();
-    await sleep(2200); // past every audio and video URL's expiry
+    // A fixed duration: the test is about URLs expired (audio and video live 2 s).
+    await sleep(2200);
     await h.startPool({ roles: ['store', 'media'] });
     await mediaSettled(h, runId);
 
@@ -189,8 +191,10 @@ describe('media', () => {
     const own = path.join(partials, `${pool.workerId}--b.part`);
     writeFileSync(dead, 'half a file');
     writeFileSync(own, 'a download in flight');
-    const until = Date.now() + 5000;
-    while (existsSync(dead) && Date.now() < until) await sleep(50);
+    await waitFor("the dead worker's partial file swept", () => !existsSync(dead), {
+      timeoutMs: 5000,
+      intervalMs: 50,
+    });
     expect(existsSync(dead)).toBe(false);
     expect(existsSync(own)).toBe(true);
   });

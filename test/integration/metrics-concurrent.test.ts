@@ -27,6 +27,7 @@ describe('metrics under concurrent scrapes', () => {
     const problems: string[] = [];
     for (let round = 0; round < 60; round++) {
       const texts = await Promise.all(
+        // Fixed offsets: the scrapes are spread over a few ms to overlap in different ways.
         Array.from({ length: 4 }, (_, k) =>
           sleep(k * (round % 5)).then(() => fetch(metrics.url).then((r) => r.text())),
         ),

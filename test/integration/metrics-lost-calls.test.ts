@@ -14,6 +14,7 @@ import { startRun } from '../../src/run/start.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { startHarness } from '../helpers/harness.ts';
 import { parsePrometheusText } from '../helpers/prometheus.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const defer = useCleanup();
 
@@ -75,17 +76,20 @@ describe('metrics of lost calls', () => {
           }),
         ),
       );
-      for (let i = 0; i < 100 && (await journal.pending()) > 0; i++) await sleep(20);
+      await waitFor(`the lost calls of round ${round} reaped`, () => journal.pending(), {
+        until: (n) => n === 0,
+      });
     }
-    let inSqlite = 0;
-    for (let i = 0; i < 100; i++) {
-      inSqlite = h.runtime.store.calls.summary(runId).byOutcome.LOST ?? 0;
-      if (inSqlite === 60) break;
-      await sleep(50);
-    }
+    const lostInSqlite = () => h.runtime.store.calls.summary(runId).byOutcome.LOST ?? 0;
+    const inSqlite = await waitFor('60 LOST calls in SQLite', lostInSqlite, {
+      until: (n) => n === 60,
+      timeoutMs: 5000,
+      intervalMs: 50,
+    });
     // The last reap's count may trail its record by a moment; then a while for any extra count.
     const counted = async () => (await lostCounted(metrics[0]!)) + (await lostCounted(metrics[1]!));
-    for (let i = 0; i < 40 && (await counted()) < 60; i++) await sleep(50);
+    await waitFor('60 lost calls counted', counted, { until: (n) => n >= 60, intervalMs: 50 });
+    // A fixed duration: no extra count comes over a while.
     await sleep(300);
     expect({ inSqlite, counted: await counted() }).toEqual({ inSqlite: 60, counted: 60 });
   }, 60_000);

@@ -8,6 +8,7 @@ import { useCleanup } from '../helpers/cleanup.ts';
 import { startHarness } from '../helpers/harness.ts';
 import { OwnRedis } from '../helpers/own-redis.ts';
 import { parsePrometheusText } from '../helpers/prometheus.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const defer = useCleanup();
 
@@ -36,12 +37,19 @@ describe('metrics while Redis is down', () => {
     expect(up.status).toBe(200);
 
     await redis.kill();
+    // A fixed duration: the scrapes come once Redis has been gone a moment (its client retrying).
     await sleep(300);
     const down = await timedScrape(metrics.url, 10_000);
     const down2 = await timedScrape(metrics.url, 10_000);
     await redis.start();
-    await sleep(1500); // the client's reconnection backoff
-    const back = await timedScrape(metrics.url, 10_000);
+    // The client reconnects after its backoff: the queues are in the scrape again.
+    const queuesShown = (scrape: { text: string }) =>
+      (parsePrometheusText(scrape.text).get('harvest_queue_jobs')?.samples.length ?? 0) > 0;
+    const back = await waitFor(
+      'a scrape with the queues once Redis is back',
+      () => timedScrape(metrics.url, 10_000),
+      { until: queuesShown, intervalMs: 200 },
+    );
     const summary = {
       down: { status: down.status, fast: down.ms < 5000 },
       down2: { status: down2.status, fast: down2.ms < 5000 },

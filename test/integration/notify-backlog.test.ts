@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { startHarness } from '../helpers/harness.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const defer = useCleanup();
 const SECRET = 'test-secret-0123456789abcdef';
@@ -40,7 +41,7 @@ describe('webhook delivery across receivers', () => {
       store.runs.setStatus(id, 'completed');
     };
     for (let i = 0; i < 100; i++) make(`20261126T000000-d${String(i).padStart(3, '0')}`, down.url);
-    await sleep(5);
+    await sleep(5); // fixed: the healthy run's notification is created later by the clock
     const healthy = '20261126T000001-up01';
     make(healthy, up.url);
 
@@ -49,10 +50,15 @@ describe('webhook delivery across receivers', () => {
       settings: { notifySecret: SECRET, notifyAttempts: 10 },
       runs: { pollMs: 100, notifyBackoffMs: 60_000, concurrency: 8 },
     });
-    const deadline = Date.now() + 15_000;
-    while (Date.now() < deadline && store.notifications.get(healthy)?.state !== 'delivered') {
-      await sleep(100);
-    }
+    await waitFor(
+      "the healthy receiver's delivery recorded",
+      () => store.notifications.get(healthy),
+      {
+        until: (n) => n?.state === 'delivered',
+        timeoutMs: 15_000,
+        intervalMs: 100,
+      },
+    );
     const downAttempts = down.hits();
     expect(downAttempts).toBe(100); // every one of the down receiver's notifications was tried once
     expect(store.notifications.get(healthy)?.state).toBe('delivered');

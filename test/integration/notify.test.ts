@@ -18,6 +18,7 @@ import { runTick } from '../../src/schedule/tick.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { applySchedule, runsQueue, waitForTicks } from '../helpers/schedule.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const defer = useCleanup();
 const SECRET = 'test-secret-0123456789abcdef';
@@ -58,16 +59,6 @@ function validSignature(r: Received, secret: string): boolean {
     given.length === expected.length &&
     timingSafeEqual(Buffer.from(given), Buffer.from(expected))
   );
-}
-
-async function until<T>(read: () => T | undefined, timeoutMs = 20_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error('timed out');
-    await sleep(50);
-  }
 }
 
 async function setUp(
@@ -138,7 +129,7 @@ describe('webhook notifications of scheduled runs', () => {
       (t) => t.filter((x) => x.outcome === 'started').length >= 2,
     );
     const runIds = ticks.filter((t) => t.outcome === 'started').map((t) => t.runId as string);
-    await until(() => (hook.received.length >= 2 ? true : undefined));
+    await waitFor('two deliveries received', () => hook.received.length, { until: (n) => n >= 2 });
     const store = h.runtime.store;
     const [first, second] = hook.received.slice(0, 2).map((r) => {
       expect(validSignature(r, SECRET)).toBe(true);
@@ -150,7 +141,9 @@ describe('webhook notifications of scheduled runs', () => {
     expect([first?.run.id, second?.run.id]).toEqual(runIds.slice(0, 2));
     // The receiver has the body before the sender has its answer and records the delivery.
     for (const id of runIds.slice(0, 2)) {
-      await until(() => (store.notifications.get(id)?.state === 'delivered' ? true : undefined));
+      await waitFor(`the delivery of ${id} recorded`, () => store.notifications.get(id), {
+        until: (n) => n?.state === 'delivered',
+      });
     }
     for (const n of [first, second]) {
       const id = n?.run.id as string;
@@ -180,10 +173,13 @@ describe('webhook notifications of scheduled runs', () => {
     const h = await setUp('retried', hook.url, '*/2 * * * * *');
     const [tick] = await waitForTicks(h, 'retried', (t) => t.some((x) => x.outcome === 'started'));
     const runId = tick?.runId as string;
-    const row = await until(() => {
-      const n = h.runtime.store.notifications.get(runId);
-      return n?.state === 'delivered' ? n : undefined;
-    });
+    const row = await waitFor(
+      'the delivery recorded',
+      () => h.runtime.store.notifications.get(runId),
+      {
+        until: (n) => n?.state === 'delivered',
+      },
+    );
     expect(row).toMatchObject({ attempts: 3, lastStatus: 200, lastError: null });
     const attempts = h.runtime.store.notifications.attempts(runId);
     expect(attempts.map((a) => [a.attempt, a.status])).toEqual([
@@ -205,14 +201,18 @@ describe('webhook notifications of scheduled runs', () => {
     const h = await setUp('refused', hook.url, '*/2 * * * * *', { attempts: 3 });
     const [tick] = await waitForTicks(h, 'refused', (t) => t.some((x) => x.outcome === 'started'));
     const runId = tick?.runId as string;
-    const row = await until(() => {
-      const n = h.runtime.store.notifications.get(runId);
-      return n?.state === 'failed' ? n : undefined;
-    });
+    const row = await waitFor(
+      'the delivery given up',
+      () => h.runtime.store.notifications.get(runId),
+      {
+        until: (n) => n?.state === 'failed',
+      },
+    );
     expect(row).toMatchObject({ attempts: 3, lastStatus: 500 });
     expect(h.runtime.store.notifications.attempts(runId)).toHaveLength(3);
     const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
     expect(final.status).toBe('completed');
+    // A fixed duration: no attempt follows the last one over a while (backoff 100-200 ms).
     await sleep(500);
     expect(hook.received.filter((r) => r.headers['x-harvest-delivery'] === runId)).toHaveLength(3);
   });
@@ -222,10 +222,13 @@ describe('webhook notifications of scheduled runs', () => {
     const h = await setUp('unsigned', hook.url, '*/2 * * * * *', { secret: undefined });
     const [tick] = await waitForTicks(h, 'unsigned', (t) => t.some((x) => x.outcome === 'started'));
     const runId = tick?.runId as string;
-    const row = await until(() => {
-      const n = h.runtime.store.notifications.get(runId);
-      return n?.state === 'failed' ? n : undefined;
-    });
+    const row = await waitFor(
+      'the delivery failed',
+      () => h.runtime.store.notifications.get(runId),
+      {
+        until: (n) => n?.state === 'failed',
+      },
+    );
     expect(row?.attempts).toBe(1);
     expect(row?.lastError).toContain('HARVEST_NOTIFY_SECRET is not set');
     expect(hook.received).toHaveLength(0);
@@ -236,6 +239,7 @@ describe('webhook notifications of scheduled runs', () => {
     // A tick handled as the runs role does, then that worker is gone: the run is worked and
     // finishes by a pool without the runs role, and Redis holds no notify job.
     const { h, runId } = await finishedWithoutRunsRole('orphaned', hook.url);
+    // A fixed duration: nothing is delivered over a while with no worker of the runs role.
     await sleep(300);
     expect(hook.received).toHaveLength(0);
     expect(h.runtime.store.notifications.get(runId)?.state).toBe('pending');
@@ -245,12 +249,12 @@ describe('webhook notifications of scheduled runs', () => {
       settings: { notifySecret: SECRET },
       runs: { pollMs: 100, notifyBackoffMs: 100 },
     });
-    await until(() => (hook.received.length > 0 ? true : undefined));
+    await waitFor('a delivery received', () => hook.received.length > 0);
     expect(hook.received[0]?.headers['x-harvest-delivery']).toBe(runId);
     expect(validSignature(hook.received[0] as Received, SECRET)).toBe(true);
-    await until(() =>
-      h.runtime.store.notifications.get(runId)?.state === 'delivered' ? true : undefined,
-    );
+    await waitFor('the delivery recorded', () => h.runtime.store.notifications.get(runId), {
+      until: (n) => n?.state === 'delivered',
+    });
   });
 
   it('deliver a notification whose job failed for good without recording why', async () => {
@@ -272,8 +276,10 @@ describe('webhook notifications of scheduled runs', () => {
       },
       { connection, prefix: h.settings.queuePrefix },
     );
-    await until(() => (failing.isRunning() ? true : undefined));
-    while ((await queue.getJobCounts('failed')).failed === 0) await sleep(20);
+    await waitFor('the failing worker running', () => failing.isRunning());
+    await waitFor('the delivery job failed for good', () => queue.getJobCounts('failed'), {
+      until: (counts) => (counts.failed ?? 0) > 0,
+    });
     await failing.close();
     expect(h.runtime.store.notifications.get(runId)?.state).toBe('pending');
 
@@ -282,9 +288,9 @@ describe('webhook notifications of scheduled runs', () => {
       settings: { notifySecret: SECRET },
       runs: { pollMs: 100, notifyBackoffMs: 100 },
     });
-    await until(() =>
-      h.runtime.store.notifications.get(runId)?.state === 'delivered' ? true : undefined,
-    );
+    await waitFor('the delivery recorded', () => h.runtime.store.notifications.get(runId), {
+      until: (n) => n?.state === 'delivered',
+    });
     expect(hook.received).toHaveLength(1);
   });
 });

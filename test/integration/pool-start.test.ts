@@ -41,6 +41,7 @@ it('a pool that fails to start stops what it started, and calls nothing', async 
     'name: idle\nsearches:\n  - query: "nobody works {n}"\n    matrix:\n      n: [1, 2, 3]\n',
   );
   await startRun(h.runtime, file, { logger: h.logger });
+  // A fixed duration: the test is about no call being made over a while.
   await sleep(1500);
   expect(h.sandbox.ledger().teams.sandbox?.calls ?? {}).toEqual({});
   store.close();

@@ -60,14 +60,14 @@ describe('RateController', () => {
     expect(await admitted(b, 3)).toBe(0);
     expect(await queue.getRateLimitTtl()).toBeGreaterThan(0);
 
-    await sleep(model.windowEndsAt - Date.now() + 20);
+    await sleep(model.windowEndsAt - Date.now() + 20); // fixed: to the window's end
     // A few calls open the window; the others follow once no 429 came back (they wait for it
     // in their workers).
     expect(await admitted(a, 8)).toBe(PROBE_CALLS);
     const [c, d] = [controller({ maxHoldMs: 200 }), controller({ maxHoldMs: 200 })];
     const [fromC, fromD] = await Promise.all([admitted(c, 5), admitted(d, 5)]);
     expect(fromC + fromD).toBe(6 - PROBE_CALLS);
-    // The allowance is back one window (and at most a guard) later.
+    // The allowance is back one window (and at most a guard) later: a fixed duration.
     await sleep(1900);
     expect(await admitted(a, 8)).toBe(PROBE_CALLS);
     expect(await admitted(c, 8)).toBe(6 - PROBE_CALLS);
@@ -77,14 +77,14 @@ describe('RateController', () => {
     const { controller } = setup();
     const rate = controller({ maxHoldMs: 0 });
     await rate.onRateLimited(...window429(6, 1500, 400));
-    await sleep((await rate.model()).windowEndsAt - Date.now() + 20);
+    await sleep((await rate.model()).windowEndsAt - Date.now() + 20); // fixed: to the window's end
     expect(await admitted(rate, 2)).toBe(2);
     // The service may count calls this close to the end (which it named to the second) in its
     // next window.
     const { windowEndsAt } = await rate.model();
-    await sleep(windowEndsAt - Date.now() - 200);
+    await sleep(windowEndsAt - Date.now() - 200); // fixed: to just before the window's end
     expect(await admitted(rate, 3)).toBe(3);
-    await sleep(windowEndsAt - Date.now() + 20);
+    await sleep(windowEndsAt - Date.now() + 20); // fixed: to the window's end
     expect(await admitted(rate, 8)).toBe(3);
   });
 
@@ -129,6 +129,7 @@ describe('RateController', () => {
       expect(await rate.beforeCall()).toBeDefined();
       times.push(Date.now() - started);
     });
+    // A fixed duration: the 429 comes 100 ms in, while three calls wait for their turn.
     await sleep(100);
     // Only 2 per window after all: the three waiting for 750 ms must wait for two windows.
     await rate.onRateLimited(1000, 'Consumed (req/500ms): 3, Remaining (req/500ms): 0');
@@ -154,7 +155,7 @@ describe('RateController', () => {
     );
     const model = await rate.model();
     expect(model.regime).toBe('paced');
-    await sleep(1000);
+    await sleep(1000); // fixed: past the 429's retry-after (1 s)
     const started = Date.now();
     const other = controller({ maxHoldMs: 300 });
     const results = await Promise.all(

@@ -3,7 +3,6 @@
  * SQLite and BullMQ. Windows of 2 s stand in for the hosted service's minute (the 429 text
  * names them, "req/2s", as it names the minute "req/min").
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLocalPool } from '../../jobs/local.ts';
@@ -12,6 +11,7 @@ import { waitForRun } from '../../src/run/wait.ts';
 import type { RateLimitMode } from '../../src/sandbox/rate-limit.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const WINDOW_MS = 2000;
 const defer = useCleanup();
@@ -100,7 +100,14 @@ describe('rate limits learned from 429s', () => {
     await searchOnlyPool(h, 4);
     let changedAt = 0;
     const calls = await run(h, 30, async () => {
-      while ((h.sandbox.ledger().teams.sandbox?.calls['200'] ?? 0) < 12) await sleep(10);
+      await waitFor(
+        '12 calls answered',
+        () => h.sandbox.ledger().teams.sandbox?.calls['200'] ?? 0,
+        {
+          until: (n) => n >= 12,
+          intervalMs: 10,
+        },
+      );
       changedAt = Date.now();
       // As a plan change would: what the current window counted stays.
       h.sandbox.control.setRateLimit({ perMinute: 5, keepCounts: true });

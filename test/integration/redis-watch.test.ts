@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type RedisWatch, watchRedis } from '../../src/cli/redis-watch.ts';
 import { deletePrefix, freshPrefix, REDIS_URL } from '../helpers/redis.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let watch: RedisWatch | undefined;
 let prefix = '';
@@ -30,10 +31,13 @@ describe('the Redis watch', () => {
     prefix = freshPrefix();
     const e = events();
     watch = await watchRedis(REDIS_URL, prefix, e, { checkMs: 50 });
+    // A fixed duration: nothing is said over several checks (50 ms apart) while the keys stay.
     await sleep(200);
     expect(e.seen).toEqual([]);
     expect(await deletePrefix(prefix)).toBe(1);
-    await sleep(400);
+    await waitFor('the watch to see its keys deleted', () => e.seen.length > 0);
+    // A fixed duration: said once, not again at the checks that follow.
+    await sleep(300);
     expect(e.seen).toEqual(['emptied']);
   });
 
@@ -41,6 +45,7 @@ describe('the Redis watch', () => {
     prefix = freshPrefix();
     const e = events();
     watch = await watchRedis(REDIS_URL, prefix, e, { checkMs: 100, markerTtlS: 1 });
+    // A fixed duration: the test is about the marker's time to live (1 s) passing.
     await sleep(2500);
     expect(e.seen).toEqual([]);
   });

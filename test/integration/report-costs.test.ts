@@ -6,7 +6,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startLocalPool } from '../../jobs/local.ts';
 import type { Pool } from '../../jobs/pool.ts';
@@ -16,6 +15,8 @@ import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { buildExportQuery, CALL_COLUMNS } from '../../src/store/index.ts';
 import { type Harness, harvestEnv, startHarness } from '../helpers/harness.ts';
+import { waitForDrained } from '../helpers/queues.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const BIN = path.resolve('bin/harvest.js');
 
@@ -164,16 +165,22 @@ describe('harvest report costs', () => {
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
     const victim = spawnSearchWorker(h);
     // Kill it while it has calls in flight (8 slots, 150-300 ms each).
-    while (h.runtime.store.tasks.counts(runId).done < 10) await sleep(50);
+    await waitFor('10 tasks done', () => h!.runtime.store.tasks.counts(runId).done >= 10, {
+      timeoutMs: 30_000,
+    });
     victim.kill('SIGKILL');
     await new Promise((r) => victim.once('exit', r));
     spawnSearchWorker(h);
     expect((await waitForRun(h.runtime, runId, { pollMs: 100 })).status).toBe('completed');
     // The dead worker's journaled calls are recorded as LOST once its heartbeat lapses.
     const journal = new InflightJournal(h.runtime.redis, h.runtime.keys);
-    for (let i = 0; i < 100 && (await journal.pending()) > 0; i++) await sleep(100);
+    await waitFor('the journal to empty', () => journal.pending(), {
+      until: (n) => n === 0,
+      timeoutMs: 10_000,
+      intervalMs: 100,
+    });
     expect(await journal.pending()).toBe(0);
-    await sleep(300);
+    await waitForDrained(h!.runtime.storeQueue);
 
     const billed = ledger(h);
     const { code, out } = await reportCosts(h, ['--run', runId, '--format', 'json']);

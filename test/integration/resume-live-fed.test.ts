@@ -19,6 +19,8 @@ import { resumeRun } from '../../src/run/resume.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { unfinishedJobs, waitForDrained } from '../helpers/queues.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let h: Harness | undefined;
 let feeder: Feeder | undefined;
@@ -30,6 +32,18 @@ afterEach(async () => {
   await h?.stop();
   h = undefined;
 });
+
+/** Waits until nothing can search for the run any more: its feeding ended, its jobs ended. */
+async function waitForSearchesEnded(harness: Harness, runId: string): Promise<void> {
+  const feed = new FeedState(harness.runtime.redis, harness.runtime.keys);
+  const state = async () => ({
+    fed: (await feed.get(runId)) !== undefined,
+    jobs: await unfinishedJobs(harness.runtime.searchQueue),
+  });
+  await waitFor("the run's feeding and its search jobs to end", state, {
+    until: (s) => !s.fed && s.jobs === 0,
+  });
+}
 
 const TASKS = 20;
 const PIPELINE = `name: resume-fed
@@ -49,7 +63,11 @@ describe('resume of a fed run during live jobs', () => {
     const file = h.writePipeline('fed', PIPELINE);
     await h.startPool({ concurrency: 10, roles: ['search'] });
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
-    await sleep(100); // the first window (10 jobs) is held by the search workers
+    await waitFor(
+      'the first window (10 jobs) held by the search workers',
+      () => h!.runtime.searchQueue.getActiveCount(),
+      { until: (n) => n === 10 },
+    );
     await resumeRun(h.runtime, runId, { logger: h.logger });
     // What `run --resume --wait` starts (src/cli/actions/run.ts #startFeeder).
     feeder = new Feeder(
@@ -64,10 +82,13 @@ describe('resume of a fed run during live jobs', () => {
       { windowJobs: 10, preferred: true },
     );
     feeder.start();
-    await sleep(1200);
+    // Every task searched (the feeder fed the second window) while no store role commits: the
+    // first window's events wait in the store queue.
+    const answered = () => h!.sandbox.ledger().teams.sandbox?.calls['200'] ?? 0;
+    await waitFor(`${TASKS} calls answered`, answered, { until: (n) => n >= TASKS });
     await h.startPool({ roles: ['store'] });
     const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
-    await sleep(1500);
+    await waitForSearchesEnded(h, runId);
     expect(final).toMatchObject({ status: 'completed', done: TASKS });
     const team = h.sandbox.ledger().teams.sandbox!;
     expect(team.calls['200']).toBe(TASKS);
@@ -100,13 +121,15 @@ describe('resume of a fed run during live jobs', () => {
     await pool(['search']);
     await pool(['search']);
     for (let resumes = 0; resumes < 25; resumes++) {
+      // A fixed pace: the resumes are spread over the run, whatever its feeding is doing.
       await sleep(150);
       if (h.runtime.store.runs.get(runId)?.status !== 'running') break;
       await resumeRun(h.runtime, runId, { logger: h.logger });
     }
     const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
     expect(final.status).toBe('completed');
-    await sleep(300);
+    await waitForSearchesEnded(h, runId);
+    await waitForDrained(h!.runtime.storeQueue);
     expect(h.runtime.store.calls.summary(runId).byOutcome.ok).toBe(tasks);
     expect(h.sandbox.ledger().teams.sandbox?.calls['200']).toBe(tasks);
   }, 120_000);

@@ -8,12 +8,13 @@
  * In the CLI the time between reading the unfinished tasks and `addBulk` was ~700 ms (a cold
  * process validating each job envelope); here the delay is made explicit around `addBulk`.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { resumeRun } from '../../src/run/resume.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { unfinishedJobs, waitForDrained } from '../helpers/queues.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -37,21 +38,27 @@ describe('resume during a live run', () => {
     await h.startPool({ concurrency: TASKS });
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
     // Every call in flight, none answered: SQLite holds every task as unfinished.
-    await sleep(100);
+    const { redis, keys } = h.runtime;
+    await waitFor(`${TASKS} calls journaled`, () => redis.hlen(keys.inflight), {
+      until: (n) => n === TASKS,
+    });
 
     // The resume reads SQLite, then adds the jobs; meanwhile the calls in flight end and their
     // jobs complete (and are removed from Redis).
     const queue = h.runtime.searchQueue;
     const addBulk = queue.addBulk.bind(queue);
     queue.addBulk = (async (jobs: Parameters<typeof addBulk>[0]) => {
-      await sleep(800);
+      await waitFor('the jobs in flight to complete', () => unfinishedJobs(queue), {
+        until: (n) => n === 0,
+      });
       return addBulk(jobs);
     }) as typeof queue.addBulk;
     await resumeRun(h.runtime, runId, { logger: h.logger });
     queue.addBulk = addBulk;
 
     const final = await waitForRun(h.runtime, runId, { pollMs: 50 });
-    await sleep(1500);
+    // Jobs the resume added would run after the run completed: every one has ended.
+    await waitForDrained(queue);
     expect(final).toMatchObject({ status: 'completed', done: TASKS });
     const team = h.sandbox.ledger().teams.sandbox!;
     const stored = h.runtime.store.calls.summary(runId);

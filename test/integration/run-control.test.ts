@@ -3,7 +3,6 @@
  * it), `harvest cancel`, `--resume --retry-failed`, the pipeline's concurrency on resume, and
  * a pause for the API key that a later run lifts once the key works.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InflightJournal } from '../../src/queue/inflight.ts';
 import { searchJobId } from '../../src/queue/names.ts';
@@ -11,6 +10,8 @@ import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type CliProcess, runCli, spawnCli } from '../helpers/cli.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { waitForDrained } from '../helpers/queues.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let h: Harness | undefined;
 const children = new Set<CliProcess>();
@@ -40,24 +41,21 @@ function ledgerCalls(status?: string): number {
   return Object.values(team.calls).reduce((a, b) => a + b, 0);
 }
 
-async function until(check: () => boolean | Promise<boolean>, what: string, ms = 30_000) {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 describe('run control', () => {
   it('Ctrl-C of run --local interrupts that run; another run does not work its tasks; --resume finishes it', async () => {
     h = await startHarness({ sandbox: { latency: { minMs: 150, maxMs: 300 } } });
     const fileA = h.writePipeline('a', matrix('it-interrupt-a', 60));
     const fileB = h.writePipeline('b', matrix('it-interrupt-b', 3));
     const a = spawn(['run', fileA, '--local', '-c', '4', '--json']);
-    await until(() => {
+    const runADone = () => {
       const run = h!.runtime.store.runs.latest();
-      return run !== undefined && h!.runtime.store.tasks.counts(run.id).done >= 4;
-    }, 'run A to start working');
+      return run === undefined ? 0 : h!.runtime.store.tasks.counts(run.id).done;
+    };
+    await waitFor('run A to start working (4 tasks done)', runADone, {
+      until: (n) => n >= 4,
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
     const runA = h.runtime.store.runs.latest()!.id;
     a.child.kill('SIGINT');
     expect(await a.exited).toBe(4);
@@ -107,9 +105,16 @@ describe('run control', () => {
     const file = h.writePipeline('forced', matrix('it-forced', 3000));
     const p = spawn(['run', file, '--local', '-c', '4']);
     const journal = new InflightJournal(h.runtime.redis, h.runtime.keys);
-    await until(async () => (await journal.pending()) === 4, 'four calls in flight');
+    await waitFor('four calls in flight', () => journal.pending(), {
+      until: (n) => n === 4,
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
     p.child.kill('SIGINT');
-    await until(() => p.stderr().includes('stopping run'), 'the first stop');
+    await waitFor('the first stop said', () => p.stderr().includes('stopping run'), {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
     p.child.kill('SIGINT');
     expect(await p.exited).toBe(4);
     const runId = h.runtime.store.runs.latest()!.id;
@@ -130,7 +135,11 @@ describe('run control', () => {
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
     await h.startPool({ concurrency: 3 });
     const journal = new InflightJournal(h.runtime.redis, h.runtime.keys);
-    await until(async () => (await journal.pending()) > 0, 'calls in flight');
+    await waitFor('calls in flight', () => journal.pending(), {
+      until: (n) => n > 0,
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
 
     const cancelled = await runCli(['cancel', runId, '--json'], h.settings);
     expect(cancelled.code).toBe(0);
@@ -138,8 +147,13 @@ describe('run control', () => {
     expect(report.removedJobs).toBeGreaterThan(0);
     expect(report.callsInFlight).toBeGreaterThan(0);
 
-    await until(async () => (await journal.pending()) === 0, 'calls in flight to finish');
-    await sleep(1500);
+    await waitFor('calls in flight to finish', () => journal.pending(), {
+      until: (n) => n === 0,
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
+    // Every job left ends: finished, or dropped when taken after the stop.
+    await waitForDrained(h.runtime.searchQueue);
     const store = h.runtime.store;
     expect(store.runs.get(runId)?.status).toBe('cancelled');
     const counts = store.tasks.counts(runId);
@@ -231,7 +245,9 @@ describe('run control', () => {
     h = await startHarness();
     const file = h.writePipeline('idle', matrix('it-idle', 2));
     const p = spawn(['run', file, '--wait']);
-    await until(() => p.stderr().includes('no worker is taking search jobs'), 'the notice', 20_000);
+    await waitFor('the notice', () => p.stderr().includes('no worker is taking search jobs'), {
+      intervalMs: 50,
+    });
     p.child.kill('SIGINT');
     expect(await p.exited).toBe(4);
     expect(p.stderr()).toContain('the run goes on with the workers');

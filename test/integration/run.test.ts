@@ -2,7 +2,6 @@
  * Whole runs on real parts: sandbox on port 0, Redis under a fresh prefix, a temp SQLite file,
  * the worker pool in this process.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { exitCodeFor } from '../../src/cli/actions/run.ts';
@@ -10,6 +9,7 @@ import { resumeRun } from '../../src/run/resume.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { unfinishedJobs, waitForDrained } from '../helpers/queues.ts';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -148,14 +148,9 @@ describe('harvest run', () => {
     await h.startPool({ roles: ['search'] });
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
     const { searchQueue, storeQueue, store } = h.runtime;
-    const inQueue = async (queue: typeof searchQueue) =>
-      Object.values(await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized')).reduce(
-        (a, b) => a + b,
-        0,
-      );
     // A search job completes once its results are in the store queue.
-    while ((await inQueue(searchQueue)) > 0) await sleep(20);
-    expect(await inQueue(storeQueue)).toBeGreaterThan(0);
+    await waitForDrained(searchQueue);
+    expect(await unfinishedJobs(storeQueue)).toBeGreaterThan(0);
     expect(store.tasks.counts(runId).done).toBe(0);
     const answered = ledgerAnswers(h);
     expect(answered).toBeGreaterThanOrEqual(7);
@@ -166,7 +161,7 @@ describe('harvest run', () => {
     expect(sumStoredCredits(h, runId)).toBe(ledgerCredits(h));
     // A store role that commits the same jobs afterwards changes nothing.
     await h.startPool({ roles: ['store'] });
-    while ((await inQueue(storeQueue)) > 0) await sleep(20);
+    await waitForDrained(storeQueue);
     expect(await waitForRun(h.runtime, runId, { pollMs: 50 })).toMatchObject({
       status: 'completed',
       done: 7,

@@ -33,7 +33,7 @@ describe('sandbox over real HTTP', () => {
     expect(fresh.status).toBe(200);
     expect(fresh.headers.get('content-type')).toBe('audio/mpeg');
     expect((await fresh.arrayBuffer()).byteLength).toBeGreaterThan(0);
-    await new Promise((r) => setTimeout(r, 3_100));
+    await new Promise((r) => setTimeout(r, 3_100)); // fixed: past the URL's 2 s of life
     const expired = await fetch(doc!.audio!);
     expect(expired.status).toBe(400);
     expect(await expired.text()).toContain('<Code>ExpiredToken</Code>');

@@ -186,6 +186,7 @@ describe('harvest schedule', () => {
     writeFileSync(file, timed(`${second} * * * * *`, 'UTC'));
     const created = await runCli(['schedule', 'apply', file, '--json'], settings);
     const due = Date.parse(JSON.parse(created.stdout).actions[0].next);
+    // A fixed duration: the test is about a tick that fell due (1.5 s ago) with no worker.
     await new Promise((r) => setTimeout(r, Math.max(0, due - Date.now()) + 1500));
     const before = await runCli(['schedule', 'ls', '--json'], settings);
     const [b] = JSON.parse(before.stdout);

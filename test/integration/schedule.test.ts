@@ -100,7 +100,8 @@ describe('scheduled runs', () => {
     const queue = runsQueue(h);
     defer(() => queue.close());
     await applySchedule(queue, h.writePipeline('missed', pipeline('missed', '* * * * * *')));
-    await sleep(3500); // three or four ticks due, no worker
+    // A fixed duration: the test is about ticks falling due (three or four) with no worker.
+    await sleep(3500);
     const poolStartedAt = Date.now();
     await h.startPool({ roles: ['search', 'store', 'runs'], runs: { pollMs: 200 } });
     const ticks = await waitForTicks(h, 'missed', (t) => t.length >= 3);
@@ -122,6 +123,7 @@ describe('scheduled runs', () => {
       queue,
       h.writePipeline('edited', pipeline('edited', `${second} * * * * *`)),
     );
+    // A fixed duration: the test is about a tick that fell due (2 s from now) with no worker.
     await sleep(3500);
     const [before] = await readSchedules(queue);
     expect(before?.next).toBeLessThan(Date.now());

@@ -5,7 +5,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
@@ -20,6 +19,7 @@ import { useCleanup } from '../helpers/cleanup.ts';
 import { capturedLogger } from '../helpers/logger.ts';
 import { REDIS_URL, testRedis } from '../helpers/redis.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { callEvent, seedRun } from '../unit/store/helpers.ts';
 
 const defer = useCleanup();
@@ -90,11 +90,16 @@ describe('store queue', () => {
 
     // Locked through FAILURES attempts (their ceilings add up to 7 s at most).
     const failures = () => lines.filter((l) => l.msg === 'store job failed; it will be retried');
-    while (failures().length < FAILURES) await sleep(20);
+    await waitFor(`${FAILURES} failed attempts of the store job`, () => failures().length, {
+      until: (n) => n >= FAILURES,
+    });
     other.exec('COMMIT');
     other.close();
 
-    for (let i = 0; i < 300 && store.calls.totals(runId).calls === 0; i++) await sleep(50);
+    await waitFor('the call committed', () => store.calls.totals(runId).calls > 0, {
+      timeoutMs: 15_000,
+      intervalMs: 50,
+    });
     expect(store.calls.totals(runId)).toMatchObject({ calls: 1, creditsUsed: 3 });
     expect(lines.some((l) => String(l.msg).includes('failed for good'))).toBe(false);
     const failed = failures().length;

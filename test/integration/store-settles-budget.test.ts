@@ -4,7 +4,6 @@
  * idempotent), so the run's budget holds what the call cost, not its worst case for good, and
  * no reaper later takes the recorded call for a lost one.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newCallId } from '../../src/events/ids.ts';
 import type { StoreEvent } from '../../src/events/store.ts';
@@ -13,6 +12,7 @@ import { InflightJournal } from '../../src/queue/inflight.ts';
 import { queueWrite } from '../../src/queue/store-queue.ts';
 import { startRun } from '../../src/run/start.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -65,10 +65,14 @@ describe('the store role and the budget', () => {
     };
     await queueWrite(h.runtime.storeQueue, h.runtime.redis)([call]);
     await h.startPool({ roles: ['store'] });
-    const deadline = Date.now() + 10_000;
-    while (h.runtime.store.calls.totals(runId).calls === 0 && Date.now() < deadline)
-      await sleep(50);
-    await sleep(200);
+    await waitFor('the call committed', () => h!.runtime.store.calls.totals(runId).calls > 0, {
+      timeoutMs: 10_000,
+      intervalMs: 50,
+    });
+    // The settlement removes the call from the journal, in the script that settles the budget.
+    await waitFor('the call settled (out of the journal)', () => journal.pending(), {
+      until: (n) => n === 0,
+    });
     expect({
       counter: Number(await redis.hget(keys.budget, runId)),
       reservations: await redis.hlen(keys.reservations),
