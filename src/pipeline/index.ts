@@ -4,7 +4,7 @@
  * Terminology: a pipeline is one YAML file; a search item is one entry of `searches`; a task is
  * one distinct search request after matrix expansion and defaults.
  */
-export { canonicalJson, hashCanonical, TASK_KEY_HEX_CHARS, taskKey } from './keys.ts';
+
 export { type BudgetVerdict, budgetVerdict, type PlanEstimate } from './estimate.ts';
 export {
   type ExpandedSearch,
@@ -24,6 +24,7 @@ export {
   type Path,
   pathToString,
 } from './issues.ts';
+export { canonicalJson, hashCanonical, TASK_KEY_HEX_CHARS, taskKey } from './keys.ts';
 export { MAX_NESTING, MAX_PIPELINE_BYTES } from './load.ts';
 export { MEDIA_OPTIONS, type MediaOption } from './media-rules.ts';
 export { type Plan, plan, planTasks, type Task, type TaskStream } from './plan.ts';

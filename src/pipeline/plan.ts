@@ -6,9 +6,9 @@
  */
 import type { CreditEstimate, NormalisedSearchRequest, SearchRequest } from '../contract/index.ts';
 import { withSearchDefaults } from '../contract/index.ts';
-import { taskKey } from './keys.ts';
 import { estimateFromTotals, estimateTaskCredits, type PlanEstimate } from './estimate.ts';
 import { expandSearches } from './expand.ts';
+import { taskKey } from './keys.ts';
 import type { Pipeline } from './schema.ts';
 
 /** One search to run. */

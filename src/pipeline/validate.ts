@@ -4,11 +4,11 @@
  * once, each with its position; nothing here throws on bad input.
  */
 import { pdfPagesUnbounded } from '../contract/index.ts';
-import { taskKey } from './keys.ts';
 import { DuplicateSearches, ItemStarts } from './duplicates.ts';
 import { expandSearches, originOf } from './expand.ts';
 import { FindingSet, toIssue } from './finding-set.ts';
 import { type Issue, type Path, pathToString, sortIssues } from './issues.ts';
+import { taskKey } from './keys.ts';
 import { decodePipelineBytes, MAX_PIPELINE_BYTES, parseYaml, readPipelineText } from './load.ts';
 import {
   type MediaOption,

@@ -7,7 +7,6 @@ import { HarvestError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { kindsToSave } from '../media/kinds.ts';
 import { mediaRoot } from '../media/storage.ts';
-import { pipelineTextHash } from '../pipeline/keys.ts';
 import {
   formatIssue,
   MEDIA_MAX_BYTES_DEFAULT,
@@ -15,6 +14,7 @@ import {
   parsePipeline,
   planTasks,
 } from '../pipeline/index.ts';
+import { pipelineTextHash } from '../pipeline/keys.ts';
 import { readPipelineText } from '../pipeline/load.ts';
 import { newRunId } from '../queue/names.ts';
 import { RateController } from '../queue/rate/controller.ts';

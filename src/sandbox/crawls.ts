@@ -3,9 +3,9 @@
  * and the params-preview heuristic that turns a prompt into suggested crawl options.
  */
 
-import { seedOf } from './request-key.ts';
 import { createRandom } from './faults.ts';
 import { seededUuid } from './ids.ts';
+import { seedOf } from './request-key.ts';
 
 const SITES = [
   'https://docs.example.com',

@@ -14,9 +14,9 @@ import {
   planOf,
   WEB_HOSTS,
 } from './candidates.ts';
-import { canonicalRequest, seedOf } from './request-key.ts';
 import { createRandom, type Random } from './faults.ts';
 import { parseQuery, type QueryConstraints, type Size, sizeSatisfies } from './query.ts';
+import { canonicalRequest, seedOf } from './request-key.ts';
 
 export interface WebItem {
   title: string;

@@ -10,9 +10,9 @@ import {
   pdfParsingEnabled,
   scrapeCreditsPerDocument,
 } from '../contract/index.ts';
-import { seedOf } from './request-key.ts';
 import { createRandom, type Random } from './faults.ts';
 import type { MediaKind } from './media-bytes.ts';
+import { seedOf } from './request-key.ts';
 
 /** Share of scrapes that fail. */
 export const SCRAPE_FAILURE_SHARE = 0.05;

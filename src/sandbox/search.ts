@@ -11,9 +11,9 @@ import {
   searchCredits,
   withSearchDefaults,
 } from '../contract/index.ts';
-import { canonicalRequest } from './request-key.ts';
 import { type MediaSigner, mediaDraw, mediaId } from './media.ts';
 import type { MediaKind } from './media-bytes.ts';
+import { canonicalRequest } from './request-key.ts';
 import { generateResults, type ResultSet, totalResults } from './results.ts';
 import { type ActionOutputs, actionOutputs, mediaKinds, scrapeResult } from './scrape.ts';
 

@@ -13,8 +13,8 @@
  * | (no file of that name)          | exists, without `--prune`     | kept, not listed           |
  */
 
-import { pipelineTextHash } from '../pipeline/keys.ts';
 import type { Pipeline } from '../pipeline/index.ts';
+import { pipelineTextHash } from '../pipeline/keys.ts';
 import { DEFAULT_TZ } from './times.ts';
 
 export interface DesiredSchedule {
