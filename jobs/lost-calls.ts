@@ -36,9 +36,9 @@ export interface LostCallsWatch {
   stop(): Promise<void>;
   /**
    * Records this pool's own calls in flight as LOST, at once (a forced stop): the answers will
-   * never be read, and the reaper of another pool would only say so later.
+   * never be read, and the reaper of another pool would only say so later. Returns their ids.
    */
-  abandonOwnCalls(why: string): Promise<number>;
+  abandonOwnCalls(why: string): Promise<string[]>;
 }
 
 export async function watchLostCalls(options: LostCallsOptions): Promise<LostCallsWatch> {
@@ -88,7 +88,8 @@ export async function watchLostCalls(options: LostCallsOptions): Promise<LostCal
     },
     async abandonOwnCalls(why) {
       const calls = await inflight.ofWorker(workerId);
-      if (calls.length === 0) return 0;
+      if (calls.length === 0) return [];
+      log.debug({ calls: calls.length }, 'recording the calls in flight as lost');
       const nowMs = Date.now();
       const events = calls.map((c) => lostCallEvent(c, nowMs, why));
       await options.record(events);
@@ -96,7 +97,7 @@ export async function watchLostCalls(options: LostCallsOptions): Promise<LostCal
       await inflight.forget(calls.map((c) => c.callId));
       // Not counted against their tasks: the worker did not crash, it was told to stop.
       for (const c of calls) await options.budget.lose(c.runId, c.callId);
-      return calls.length;
+      return calls.map((c) => c.callId);
     },
   };
 }
@@ -104,4 +105,37 @@ export async function watchLostCalls(options: LostCallsOptions): Promise<LostCal
 /** How many calls of a search job were lost with dead workers. */
 export async function lostCallsOf(redis: Redis, keys: HarvestKeys, jobId: string): Promise<number> {
   return Number((await redis.hget(keys.crashes, jobId)) ?? 0);
+}
+
+/**
+ * Which calls a forced stop recorded as LOST were answered after all. The pool's processors go
+ * on until the process ends: an answer that arrives meanwhile is recorded, and its record
+ * replaces the LOST one (src/store/calls.ts), so that call is not lost. Only records made
+ * durable once `watch` was called are noted.
+ */
+export class LateAnswers {
+  #watching = false;
+  readonly #answered = new Set<string>();
+
+  /** `record`, noting the answered calls whose records it made durable. */
+  noting(record: (events: StoreEvent[]) => Promise<void>): (events: StoreEvent[]) => Promise<void> {
+    return (events) => record(events).then(() => this.#note(events));
+  }
+
+  /** Starts noting (a forced stop begins). */
+  watch(): void {
+    this.#watching = true;
+  }
+
+  /** How many of `callIds` no answer's record has replaced. */
+  stillLost(callIds: readonly string[]): number {
+    return callIds.filter((id) => !this.#answered.has(id)).length;
+  }
+
+  #note(events: readonly StoreEvent[]): void {
+    if (!this.#watching) return;
+    for (const e of events) {
+      if (e.type === 'call' && e.outcome !== 'LOST') this.#answered.add(e.callId);
+    }
+  }
 }

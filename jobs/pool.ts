@@ -23,7 +23,7 @@ import { StoppedRuns } from '../src/queue/stopped-runs.ts';
 import type { FeederOptions } from '../src/run/feed/feeder.ts';
 import { foreignRunWarner } from '../src/store/foreign-runs.ts';
 import type { EventWriter, Store, StoreEvent } from '../src/store/index.ts';
-import { type LostCallsWatch, watchLostCalls } from './lost-calls.ts';
+import { LateAnswers, type LostCallsWatch, watchLostCalls } from './lost-calls.ts';
 import { type MediaRoleOptions, startMediaRole } from './media/role.ts';
 import { databaseWriter, durable, type RecordSink, recordSink } from './records.ts';
 import type { RoleContext, RoleHandle } from './role.ts';
@@ -66,8 +66,9 @@ export interface Pool {
   /** Finishes the calls in flight, makes their records durable, and closes every connection. */
   close(): Promise<void>;
   /**
-   * Stops at once (a second Ctrl-C): calls in flight are recorded as LOST (their answers will
-   * never be read) and the pool's connections are dropped. Jobs in hand return to the queue.
+   * Stops at once (a second Ctrl-C): no job is taken any more, calls in flight are recorded as
+   * LOST (an answer that arrives while it stops is recorded instead) and the pool's connections
+   * are dropped. Jobs in hand return to the queue once their locks lapse.
    */
   forceClose(why: string): Promise<void>;
 }
@@ -106,6 +107,8 @@ interface Running {
   sink: RecordSink;
   /** The roles started, in the order they started. */
   handles: Map<Role, RoleHandle>;
+  /** Answers recorded while a forced stop runs: their calls are not lost. */
+  lateAnswers: LateAnswers;
 }
 
 export async function startPool(options: PoolOptions): Promise<Pool> {
@@ -119,14 +122,15 @@ export async function startPool(options: PoolOptions): Promise<Pool> {
   );
   const sink = ownRecordsWrite(writer, links, options, log);
   const durableRecord = durable((events) => sink.push(events), log);
+  const lateAnswers = new LateAnswers();
   const ctx = roleContext(options, {
     workerId,
     log,
     links,
     writer,
-    record: counted(durableRecord, options.metrics),
+    record: counted(lateAnswers.noting(durableRecord), options.metrics),
   });
-  const running: Running = { ctx, sink, handles: new Map() };
+  const running: Running = { ctx, sink, handles: new Map(), lateAnswers };
   let lost: LostCallsWatch | undefined;
   try {
     await ctx.stoppedRuns.watch();
@@ -271,25 +275,40 @@ async function closeGracefully(running: Running, watch: LostCallsWatch): Promise
 }
 
 async function closeForcibly(running: Running, watch: LostCallsWatch, why: string): Promise<void> {
-  const { ctx } = running;
+  const { ctx, lateAnswers } = running;
   const { log } = ctx;
+  lateAnswers.watch();
   watch.stopReaping();
-  const abandoned = await watch.abandonOwnCalls(why).catch((error: unknown) => {
-    log.error({ err: error }, 'could not record the calls in flight as lost');
-    return 0;
-  });
-  if (abandoned > 0) log.warn({ lost: abandoned }, 'calls in flight recorded as lost');
+  // No job is taken from here on: its call would begin after the journal was read, and be left
+  // for another pool's reaper to find. The jobs in hand are not waited for.
+  const producers = [...running.handles].filter(([role]) => PRODUCERS.includes(role));
+  for (const [, handle] of producers) void handle.close().catch(() => {});
+  const abandoned = await abandonCalls(watch, why, log);
   // A forced stop ends the process: records that cannot be made durable now (Redis away, no
   // writer here) are not waited for. Their calls stay journaled, and another pool records them
   // as lost.
   await within(FORCED_WAIT_MS, running.sink.drain(), () =>
     log.warn('records not yet durable are left to the journal'),
   );
+  // Calls begun meanwhile by jobs in hand (one that waited for its rate-limit turn, say).
+  abandoned.push(...(await abandonCalls(watch, why, log)));
   await within(FORCED_WAIT_MS, watch.stop());
   ctx.stoppedRuns.close();
   await within(FORCED_WAIT_MS, ctx.writer?.close() ?? Promise.resolve());
   ctx.redis.disconnect();
   ctx.connection.disconnect();
+  // Said last, once no record can be made any more: a call whose answer was recorded while the
+  // pool stopped is not lost, and `harvest status` counts the same calls.
+  const lost = lateAnswers.stillLost(abandoned);
+  if (lost > 0) log.warn({ lost }, 'calls in flight recorded as lost');
+}
+
+/** This pool's calls in flight recorded as LOST (./lost-calls.ts); their ids. */
+function abandonCalls(watch: LostCallsWatch, why: string, log: Logger): Promise<string[]> {
+  return watch.abandonOwnCalls(why).catch((error: unknown) => {
+    log.error({ err: error }, 'could not record the calls in flight as lost');
+    return [];
+  });
 }
 
 async function closeRoles(running: Running, which: (role: Role) => boolean): Promise<void> {

@@ -64,7 +64,13 @@ const EnvSchema = z.object({
   HARVEST_MEDIA_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(30_000),
   HARVEST_MEDIA_MAX_REDIRECTS: wholeNumber(0, 20).default(5),
   HARVEST_MEDIA_URGENT_MS: wholeNumber(0, 86_400_000).default(60_000),
-  HARVEST_MEDIA_ALLOW_HOSTS: z
+  HARVEST_MEDIA_ALLOW_HOSTS: hostList(),
+  HARVEST_NOTIFY_ALLOW_HOSTS: hostList(),
+});
+
+/** Comma-separated hosts exempt from the address rule (src/media/address.ts `hostAllowed`). */
+function hostList() {
+  return z
     .string()
     .default('')
     .transform((text) =>
@@ -79,11 +85,11 @@ const EnvSchema = z.object({
           .string()
           .regex(
             /^(\*\.)?[A-Za-z0-9.:[\]-]+$/,
-            'host names (or *.suffix, or IP literals) separated by commas',
+            'host names (or *.suffix, or IP literals; each with :port or not) separated by commas',
           ),
       ),
-    ),
-});
+    );
+}
 
 /** A whole number in [min, max] written in the environment. */
 function wholeNumber(min: number, max: number) {
@@ -118,7 +124,8 @@ export interface MediaSettings {
   readonly urgentMs: number;
   /**
    * Hosts exempt from the address rule (private, loopback, link-local, metadata addresses are
-   * otherwise refused): `name`, `*.suffix` or an IP literal. The API's own host is always exempt.
+   * otherwise refused): `name`, `*.suffix` or an IP literal, on any port or on the one given
+   * (`10.0.0.5:8080`). The API's own host is always exempt, on the API's port.
    */
   readonly allowHosts: readonly string[];
 }
@@ -145,6 +152,13 @@ export interface Settings {
   readonly notifySecret: string | undefined;
   /** Delivery attempts of one webhook notification, with exponential backoff. Default 10. */
   readonly notifyAttempts: number;
+  /**
+   * Hosts webhooks may reach although the address rule refuses their address (loopback,
+   * private, metadata, ...; src/media/address.ts): `name`, `*.suffix` or an IP literal, on any
+   * port or on the one given (`10.0.0.5:8080`, `[::1]:8080`). Separate from the media list: a
+   * receiver on the operators' network is no host an API answer should make a worker fetch.
+   */
+  readonly notifyAllowHosts: readonly string[];
   /**
    * Search jobs Redis holds at once (waiting, delayed, active), in jobs. A run with more
    * unfinished tasks than this is fed from SQLite as its jobs end (src/run/feed/feeder.ts); a run
@@ -241,6 +255,7 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     queuePrefix: e.HARVEST_PREFIX,
     notifySecret: e.HARVEST_NOTIFY_SECRET,
     notifyAttempts: e.HARVEST_NOTIFY_ATTEMPTS,
+    notifyAllowHosts: Object.freeze(e.HARVEST_NOTIFY_ALLOW_HOSTS),
     queueWindow: e.HARVEST_QUEUE_WINDOW,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,

@@ -1,6 +1,7 @@
 /**
  * Structured logging (pino), object first. The API key and any Authorization header are
- * redacted by path, and `scrubSecrets` removes a known secret from free text.
+ * redacted by path, `scrubSecrets` removes a known secret from free text, and `maskUrlSecrets`
+ * the credentials and query values of a URL.
  *
  * Lines are JSON, or human-readable (pino-pretty) when they go to a terminal: pino redacts and
  * serialises first, and the pretty printer only reformats the redacted line, so the two never
@@ -92,4 +93,32 @@ export function scrubSecrets(text: string, secrets: readonly (string | undefined
     if (secret && secret.length >= 4) out = out.split(secret).join('[redacted]');
   }
   return out;
+}
+
+/**
+ * `url` as it may be printed: its user and password, every query value (a bare query part
+ * whole) and its fragment shown as `***`, as a Redis password is. Webhook URLs carry their
+ * secrets there (`?token=...`). Query names, host, port and path are kept; a URL with none of
+ * these parts is returned as given.
+ */
+export function maskUrlSecrets(url: string): string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // Not a URL: print nothing of what may be a secret in credentials or a query.
+    return url.replace(/\/\/[^@/]*@/, '//***@').replace(/[?#].*$/s, '?***');
+  }
+  if (!parsed.username && !parsed.password && !parsed.search && !parsed.hash) return url;
+  const query = parsed.search
+    .slice(1)
+    .split('&')
+    .map((part) => {
+      if (part === '') return part;
+      return part.includes('=') ? `${part.slice(0, part.indexOf('='))}=***` : '***';
+    });
+  const credentials = `${parsed.username ? '***' : ''}${parsed.password ? ':***' : ''}`;
+  const user = credentials ? `${credentials}@` : '';
+  const search = parsed.search ? `?${query.join('&')}` : '';
+  return `${parsed.protocol}//${user}${parsed.host}${parsed.pathname}${search}${parsed.hash ? '#***' : ''}`;
 }

@@ -14,6 +14,7 @@ import type { MediaSettings } from '../../src/config.ts';
 import { endingsForRefused, type MediaEvent } from '../../src/events/media.ts';
 import type { StoreEvent } from '../../src/events/store.ts';
 import type { Logger } from '../../src/log.ts';
+import { originEntry } from '../../src/media/address.ts';
 import { createGuardedAgent, type Resolve } from '../../src/media/agent.ts';
 import { createDownloader } from '../../src/media/download.ts';
 import { DownloadSlots } from '../../src/media/slots.ts';
@@ -165,7 +166,7 @@ export async function startMediaRole(
 function mediaAgent(options: MediaRoleOptions) {
   const { settings } = options;
   return createGuardedAgent({
-    allowedHosts: [new URL(options.apiUrl).hostname, ...settings.allowHosts],
+    allowedHosts: [originEntry(options.apiUrl), ...settings.allowHosts],
     connectTimeoutMs: settings.timeoutMs,
     // One per download in flight: media often comes from one host, and a download waiting for
     // a connection is a slot doing nothing.

@@ -16,9 +16,10 @@ import { fail, runTick } from '../../src/schedule/tick.ts';
 import type { Store } from '../../src/store/index.ts';
 import type { RoleContext, RoleHandle } from '../role.ts';
 import { createRunsProcessor, tickDueAt } from './processor.ts';
+import { createWebhookAgent } from './webhook-agent.ts';
 
 export interface RunsRoleOptions {
-  /** This host's settings: the database path, the webhook secret and attempts. */
+  /** This host's settings: the database path, the webhook secret, attempts and allow-list. */
   settings: Settings;
   /** How often finished runs with a pending webhook are looked for, in ms. Default 2000. */
   pollMs?: number;
@@ -56,6 +57,9 @@ export async function startRunsRole(
   const runtime = runtimeOf(ctx, store, settings);
   const queue = openRunsQueue(ctx.connection, ctx.prefix);
   queue.on('error', () => {}); // Redis going away is said once (src/cli/redis-watch.ts)
+  const notifyTimeoutMs = options.notifyTimeoutMs ?? 10_000;
+  // Webhooks connect only where the address rule (or HARVEST_NOTIFY_ALLOW_HOSTS) lets them.
+  const webhooks = createWebhookAgent(settings, { connectTimeoutMs: notifyTimeoutMs });
   const processor = createRunsProcessor({
     async tick(data, dueAt) {
       // A tick that waited to be tried again (a locked database) outlives its scheduler's
@@ -75,7 +79,8 @@ export async function startRunsRole(
       const result = await sendNotification(store, data.runId, {
         secret: settings.notifySecret,
         final,
-        timeoutMs: options.notifyTimeoutMs ?? 10_000,
+        timeoutMs: notifyTimeoutMs,
+        dispatcher: webhooks,
         maxNewResults: options.maxNewResults ?? 1000,
         logger: log,
       });
@@ -108,6 +113,7 @@ export async function startRunsRole(
       await watch.stop();
       await worker.close();
       await queue.close();
+      await webhooks.close();
     },
   };
 }

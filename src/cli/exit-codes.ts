@@ -16,7 +16,8 @@ export const EXIT = {
   /**
    * The environment refused: the API key (401) or its credits (402), Redis or the API not
    * reachable or failing (5xx, timeouts, 429 once retries are spent), the database unusable
-   * (read-only, locked, not a database), a port in use.
+   * (read-only, locked, not a database), a port in use, stdout or an output file failing as it
+   * is written (a full disk, an I/O error; not a reader gone away, which is quiet).
    */
   ENVIRONMENT: 3,
   /** Not finished: a run paused, interrupted (Ctrl-C), cancelled or no longer followed; a forced stop. */
@@ -35,7 +36,8 @@ Exit codes:
      validate, a setting, an API 400, an unknown run
   3  the environment refused: the API key (401) or its credits (402), Redis or the API not
      reachable or failing (5xx, timeouts, 429 once retries are spent), the database unusable
-     (read-only, locked, not a database), a port in use
-  4  not finished: a run paused, interrupted (Ctrl-C of run --wait or --local), cancelled, or
-     whose jobs Redis lost; a forced stop (a second Ctrl-C)
+     (read-only, locked, not a database), a port in use, stdout or an output file failing
+     as it is written (a full disk, an I/O error)
+  4  not finished: a run paused, interrupted (Ctrl-C of run while it plans, or of run --wait
+     or --local), cancelled, or whose jobs Redis lost; a forced stop (a second Ctrl-C)
 With --json, errors too are JSON on stdout: {"ok": false, "error": {"code", "message", "exitCode"}}.`;

@@ -1,4 +1,4 @@
-/** Small flag parsers shared by commands (dates, lists, one-of choices, numbers). */
+/** Small flag parsers shared by commands (dates, lists, one-of choices, numbers, concurrency). */
 import { InvalidArgumentError } from 'commander';
 
 const DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})?)?$/;
@@ -60,6 +60,26 @@ export function positiveInt(value: string): number {
   const n = decimal(value);
   if (n === undefined || n < 1) {
     throw new InvalidArgumentError('expected a whole number >= 1, in decimal digits');
+  }
+  return n;
+}
+
+/**
+ * Most searches in flight in one process (`run --local -c`, `worker -c`). Every 16 of them
+ * hold a Redis connection (625 at this bound, of the 10,000 clients Redis allows by default to
+ * every process using it), each holds an HTTP connection and its answer in memory, and the
+ * service's rate limit caps the pace long before: far beyond this, a process runs out of heap
+ * or connections instead of searching faster. More workers (processes, hosts) go further.
+ */
+export const MAX_CONCURRENCY = 10_000;
+
+/** `-c 32`: searches in flight in this process, 1 to MAX_CONCURRENCY, in decimal digits. */
+export function concurrency(value: string): number {
+  const n = decimal(value);
+  if (n === undefined || n < 1 || n > MAX_CONCURRENCY) {
+    throw new InvalidArgumentError(
+      `expected a whole number from 1 to ${MAX_CONCURRENCY}, in decimal digits (searches in flight in one process; start more workers for more)`,
+    );
   }
   return n;
 }

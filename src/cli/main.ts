@@ -5,6 +5,7 @@
  * with the codes of ./exit-codes.ts). The environment is read only through src/config.ts.
  */
 import { Command, CommanderError } from 'commander';
+import { systemErrorText } from '../report/export/system-error.ts';
 import { COMMANDS, requestedCommand } from './commands/index.ts';
 import { type CommandContext, createContext } from './context.ts';
 import { EXIT, EXIT_CODES_HELP } from './exit-codes.ts';
@@ -16,17 +17,34 @@ type Config = typeof import('../config.ts');
  * is dropped and the command ends as it would have. It does not end the process either: a run
  * or a worker writing to a closed pipe goes on, and stops as it should.
  */
-function ignoreClosedPipes(): void {
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on('error', (error: NodeJS.ErrnoException) => {
-      if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return;
-      throw error;
-    });
-  }
+function closedPipe(error: NodeJS.ErrnoException): boolean {
+  return error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED';
+}
+
+/** True once stdout failed and that was said. */
+let stdoutFailed = false;
+
+/**
+ * stdout that fails otherwise (a full disk, an I/O error) is said in one line and ends in exit
+ * 3, whenever the failure comes: a write's error arrives after it, maybe once the command is
+ * done. What is left to print is dropped. A failing stderr stays an unexpected error: there
+ * is nowhere left to say it.
+ */
+function watchOutputs(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (closedPipe(error) || stdoutFailed) return;
+    stdoutFailed = true;
+    console.error(`harvest: cannot write to stdout: ${systemErrorText(error)}`);
+    process.exitCode = EXIT.ENVIRONMENT;
+  });
+  process.stderr.on('error', (error: NodeJS.ErrnoException) => {
+    if (closedPipe(error)) return;
+    throw error;
+  });
 }
 
 export async function main(argv: readonly string[] = process.argv): Promise<number> {
-  ignoreClosedPipes();
+  watchOutputs();
   // Loaded once a command runs: `--help` and usage errors never parse the environment.
   let config: Config | undefined;
   const ctx: CommandContext = createContext(() => {
@@ -53,6 +71,10 @@ export async function main(argv: readonly string[] = process.argv): Promise<numb
   } catch (error) {
     // Help and the version: commander printed them, nothing to report.
     if (error instanceof CommanderError && error.exitCode === 0) return EXIT.OK;
+    // An export to stdout stopped by stdout's failure, said already.
+    if (stdoutFailed && (error as { code?: unknown }).code === 'OUTPUT_FAILED') {
+      return EXIT.ENVIRONMENT;
+    }
     // A usage error stops commander before preAction: the flag is looked for by hand then.
     const wantsJson = json || argv.includes('--json');
     const [{ reportError }, { secretsOf }, { openError }] = await Promise.all([

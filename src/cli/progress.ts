@@ -2,6 +2,7 @@
 import { SingleBar } from 'cli-progress';
 import type { Progress } from '../run/wait.ts';
 import { formatMediaSummary } from './media-format.ts';
+import { terminalText } from './terminal-text.ts';
 
 export interface ProgressView {
   update(p: Progress): void;
@@ -71,7 +72,8 @@ export function formatSummary(p: Progress, dbPath: string, nowMs = Date.now()): 
     `  stored  ${dbPath}`,
   ];
   if (p.paused) {
-    lines.push(`  PAUSED  ${p.paused.code}: ${p.paused.reason}`);
+    // The reason quotes the API's answer: escaped, so it cannot drive the terminal.
+    lines.push(terminalText(`  PAUSED  ${p.paused.code}: ${p.paused.reason}`));
   }
   return lines.join('\n');
 }

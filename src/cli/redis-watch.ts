@@ -132,3 +132,14 @@ export function isRedisConnectionLog(line: { err?: unknown }): boolean {
     message,
   );
 }
+
+/**
+ * Whether a log line is BullMQ failing to end a job whose keys are gone ("Missing key for job
+ * X. moveToFinished"). Once Redis has lost its data, every job in hand ends so, each with a
+ * library stack trace, and the watch has said why in one line: `run` and `worker` drop these
+ * lines once Redis went away or was emptied.
+ */
+export function isMissingJobLog(line: { err?: unknown }): boolean {
+  const message = (line.err as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' && message.startsWith('Missing key for job');
+}

@@ -1,7 +1,7 @@
 /**
  * How a command's error reaches the user: one line on stderr (`harvest: ...`, secrets
- * scrubbed, no stack trace unless the error is unexpected), JSON on stdout as well for
- * `--json`, and the exit code (the table in ./exit-codes.ts).
+ * scrubbed, control characters escaped, no stack trace unless the error is unexpected), JSON on
+ * stdout as well for `--json` (the message as it was), and the exit code (./exit-codes.ts).
  */
 import { CommanderError } from 'commander';
 import { ApiError } from '../api/errors.ts';
@@ -9,6 +9,7 @@ import { SettingsError } from '../config.ts';
 import { HarvestError } from '../errors.ts';
 import { scrubSecrets } from '../log.ts';
 import { EXIT } from './exit-codes.ts';
+import { terminalLines, terminalText } from './terminal-text.ts';
 
 /**
  * Exit codes of API errors: the service refused the input (400) is bad input; anything else
@@ -41,7 +42,8 @@ export function reportError(error: unknown, secrets: readonly string[], json: bo
   }
   if (error instanceof HarvestError || error instanceof SettingsError) {
     const exitCode = exitCodeOf(error);
-    console.error(`harvest: ${scrubSecrets(error.message, secrets)}`);
+    // An API's message quotes the service's answer: it may hold a terminal's control sequences.
+    console.error(`harvest: ${terminalText(scrubSecrets(error.message, secrets))}`);
     if (json) {
       const fields = error instanceof ApiError ? error.toJSON() : {};
       printJsonError({ ...fields, code: error.code, message: error.message, exitCode }, secrets);
@@ -49,7 +51,7 @@ export function reportError(error: unknown, secrets: readonly string[], json: bo
     return exitCode;
   }
   const text = error instanceof Error ? (error.stack ?? error.message) : String(error);
-  console.error(`harvest: unexpected error: ${scrubSecrets(text, secrets)}`);
+  console.error(`harvest: unexpected error: ${terminalLines(scrubSecrets(text, secrets))}`);
   if (json) {
     const message = error instanceof Error ? error.message : String(error);
     printJsonError({ code: 'UNEXPECTED_ERROR', message, exitCode: EXIT.FAILED }, secrets);

@@ -8,6 +8,10 @@
  * | anything else (0.0.0.0, ::, an address, a name) | yes        | basic auth               |
  * | anything else                              | no              | refused: UsageError      |
  *
+ * Beyond loopback the password must have 16 characters at least (as HARVEST_NOTIFY_SECRET):
+ * basic auth is all that stands between the network and the queues. Guesses are slowed per
+ * client address (throttle.ts).
+ *
  * An open dashboard answers only requests whose `Host` (and `Origin`, when sent) are loopback
  * names (`fromThisHost`): a web page that makes its name resolve to 127.0.0.1 gets nothing.
  */
@@ -39,16 +43,29 @@ export function isLoopbackHost(host: string): boolean {
   return false;
 }
 
+/** Characters a dashboard password needs at least when served beyond loopback. */
+export const MIN_PASSWORD_CHARS = 16;
+
 /**
  * The credentials the dashboard asks for, or undefined when it may stay open (loopback and
- * none configured). Throws UsageError for a non-loopback address without credentials.
+ * none configured). Throws UsageError for a non-loopback address without credentials, or with
+ * a password shorter than MIN_PASSWORD_CHARS.
  */
 export function dashboardCredentials(
   host: string,
   configured: BasicAuthCredentials | undefined,
 ): BasicAuthCredentials | undefined {
-  if (configured) return configured;
-  if (isLoopbackHost(host)) return undefined;
+  const beyondLoopback = !isLoopbackHost(host);
+  if (configured) {
+    // Counted in characters (code points), as a person typing it would.
+    if (beyondLoopback && [...configured.password].length < MIN_PASSWORD_CHARS) {
+      throw new UsageError(
+        `refusing to serve the dashboard on ${host} with a short password: HARVEST_DASHBOARD_PASSWORD needs ${MIN_PASSWORD_CHARS} characters at least beyond loopback (a random one: \`openssl rand -hex 16\`)`,
+      );
+    }
+    return configured;
+  }
+  if (!beyondLoopback) return undefined;
   throw new UsageError(
     `refusing to serve the dashboard on ${host} without a password: set HARVEST_DASHBOARD_USER and HARVEST_DASHBOARD_PASSWORD, or keep the default --host 127.0.0.1`,
   );

@@ -5,7 +5,8 @@
  * Read-only unless actions are allowed, twice over: every queue adapter is in Bull Board's
  * read-only mode (the UI hides its buttons and the API answers 405), and the server itself
  * refuses every request that is not GET or HEAD, so an action Bull Board adds in a later
- * version cannot slip through. Basic auth, when configured, comes before everything else.
+ * version cannot slip through. Basic auth, when configured, comes before everything else, and
+ * wrong passwords are slowed per client address (throttle.ts).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createBullBoard } from '@bull-board/api';
@@ -19,6 +20,7 @@ import { createRedis } from '../queue/connection.ts';
 import { QUEUES } from '../queue/names.ts';
 import { RUNS_QUEUE_SETTINGS } from '../schedule/schedulers.ts';
 import { type BasicAuthCredentials, fromThisHost } from './access.ts';
+import { FailureThrottle, type ThrottleOptions } from './throttle.ts';
 
 export interface DashboardOptions {
   redisUrl: string;
@@ -32,6 +34,8 @@ export interface DashboardOptions {
   allowActions?: boolean;
   /** Asked for on every request when given (see access.ts for when it must be). */
   auth?: BasicAuthCredentials;
+  /** How wrong passwords are slowed (throttle.ts). Default THROTTLE_DEFAULTS. */
+  throttle?: Partial<ThrottleOptions>;
   /** Queues shown. Default every queue in `QUEUES`. */
   queueNames?: readonly string[];
 }
@@ -73,7 +77,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
     await redis.quit().catch(() => {});
   };
   try {
-    if (options.auth) await requireBasicAuth(app, options.auth);
+    if (options.auth) await requireBasicAuth(app, options.auth, options.throttle);
     else {
       // Open to this host's users: not to a web page that rebinds its name to 127.0.0.1.
       app.addHook('onRequest', (request, reply, done) => {
@@ -110,18 +114,43 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   return { url: `http://${urlHost}:${boundPort}/`, readOnly, close };
 }
 
-async function requireBasicAuth(app: FastifyInstance, auth: BasicAuthCredentials): Promise<void> {
+async function requireBasicAuth(
+  app: FastifyInstance,
+  auth: BasicAuthCredentials,
+  throttleOptions: Partial<ThrottleOptions> | undefined,
+): Promise<void> {
   const expected = digest(`${auth.user}:${auth.password}`);
+  const throttle = new FailureThrottle(throttleOptions);
   await app.register(fastifyBasicAuth, {
     authenticate: { realm: 'harvest dashboard' },
-    async validate(user: string, password: string) {
+    async validate(user: string, password: string, request, reply) {
+      // The socket's address (no proxy header is trusted): what a guesser cannot choose.
+      const client = request.ip;
+      const waitMs = throttle.waitMs(client);
+      if (waitMs > 0) {
+        const retryAfterSec = Math.ceil(waitMs / 1000);
+        reply.header('retry-after', String(retryAfterSec));
+        throw tooManyFailures(retryAfterSec);
+      }
       // equal-length digests: the comparison takes as long whatever was sent
       if (!timingSafeEqual(digest(`${user}:${password}`), expected)) {
+        throttle.failed(client);
         throw new Error('wrong user or password');
       }
+      throttle.succeeded(client);
     },
   });
   app.addHook('onRequest', app.basicAuth);
+}
+
+/** The answer while an address is locked out: 429, its credentials not checked. */
+function tooManyFailures(retryAfterSec: number): Error {
+  return Object.assign(
+    new Error(
+      `too many wrong passwords from this address: credentials are checked again in ${retryAfterSec} s`,
+    ),
+    { statusCode: 429 },
+  );
 }
 
 function digest(text: string): Buffer {

@@ -16,12 +16,15 @@
  * | 192.0.0/24, 192.0.2/24, 198.18/15, 198.51.100/24, 203.0.113/24, 240/4, 2001:db8::/32, 100::/64 | reserved |
  * | 224/4, ff00::/8, 255.255.255.255               | multicast, broadcast           |
  *
- * IPv6 forms that carry an IPv4 address (mapped `::ffff:a.b.c.d`, compatible `::a.b.c.d`,
- * NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) are judged by that IPv4 address; Teredo
- * (`2001::/32`) hides its address and is refused.
+ * IPv6 forms that carry an IPv4 address (mapped `::ffff:0:0/96`, translated
+ * `::ffff:0:0:0/96`, compatible `::/96`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) are judged by
+ * that IPv4 address. Teredo (`2001::/32`) hides its address and is refused; so is local-use
+ * NAT64 (`64:ff9b:1::/48`), whose translator is on the local network and whose IPv4 address may
+ * sit anywhere in it (as `private`).
  *
- * Exceptions are by host name, not address: the API's own host (the sandbox, or a self-hosted
- * service) and the hosts a setting allows (`HARVEST_MEDIA_ALLOW_HOSTS`).
+ * Exceptions are by host name (and port, when an entry gives one), not address: the API's own
+ * host and port (the sandbox, or a self-hosted service) and the hosts a setting allows
+ * (`HARVEST_MEDIA_ALLOW_HOSTS`; `HARVEST_NOTIFY_ALLOW_HOSTS` for webhooks).
  */
 import { isIP } from 'node:net';
 
@@ -129,8 +132,12 @@ function judgeV6(g: number[]): AddressRange | undefined {
   if (zeros(g, 0, 7) && g[7] === 1) return 'loopback';
   // IPv4-mapped ::ffff:0:0/96 and IPv4-compatible ::/96 (deprecated) carry an IPv4 address.
   if (zeros(g, 0, 5) && (g[5] === 0xffff || g[5] === 0)) return judgeV4(v4Of(g[6]!, g[7]!));
+  // IPv4-translated ::ffff:0:0:0/96 (SIIT) too.
+  if (zeros(g, 0, 4) && g[4] === 0xffff && g[5] === 0) return judgeV4(v4Of(g[6]!, g[7]!));
   // NAT64 well-known prefix 64:ff9b::/96.
   if (a === 0x64 && b === 0xff9b && zeros(g, 2, 6)) return judgeV4(v4Of(g[6]!, g[7]!));
+  // Local-use NAT64 64:ff9b:1::/48: a translator on the local network.
+  if (a === 0x64 && b === 0xff9b && c === 1) return 'private';
   // 6to4 2002::/16: the IPv4 address is in groups 1 and 2.
   if (a === 0x2002) return judgeV4(v4Of(b, c));
   if (a === 0x2001 && b === 0) return 'teredo';
@@ -156,15 +163,51 @@ export function judgeAddress(address: string): AddressVerdict {
   return range === undefined ? { allowed: true } : { allowed: false, range, address };
 }
 
+/** An entry of an allow-list: a host name, `*.suffix` or IP literal, and a port or any. */
+export interface AllowEntry {
+  host: string;
+  /** Undefined: any port. */
+  port: number | undefined;
+}
+
 /**
- * Host names exempt from the address rule: `api.example.com` (exact) or `*.example.com` (any
- * subdomain). Names are compared lower-case, without a trailing dot; IPv6 literals without
- * brackets.
+ * Reads an allow-list entry: `name`, `*.suffix`, `10.0.0.5`, `::1` (any port), or one of these
+ * with a port: `name:8080`, `10.0.0.5:8080`, `[::1]:8080`. A bare IPv6 literal has no port.
  */
-export function hostAllowed(host: string, allowed: readonly string[]): boolean {
+export function parseAllowEntry(entry: string): AllowEntry {
+  const text = entry.trim();
+  const bracketed = /^\[([^\]]*)\](?::(\d{1,5}))?$/.exec(text);
+  if (bracketed) return { host: normaliseHost(bracketed[1]!), port: portOf(bracketed[2]) };
+  const withPort = /^([^:]+):(\d{1,5})$/.exec(text);
+  if (withPort) return { host: normaliseHost(withPort[1]!), port: portOf(withPort[2]) };
+  return { host: normaliseHost(text), port: undefined };
+}
+
+const portOf = (text: string | undefined) => (text === undefined ? undefined : Number(text));
+
+/**
+ * The allow-list entry of one origin, host and port (`http://127.0.0.1:3002` gives
+ * `127.0.0.1:3002`; the default port of the scheme when none is written): how the API's own
+ * host is exempt, on its port only.
+ */
+export function originEntry(url: string): string {
+  const parsed = new URL(url);
+  const port = parsed.port || (parsed.protocol === 'https:' ? '443' : '80');
+  return `${parsed.hostname}:${port}`;
+}
+
+/**
+ * Whether `host` (on `port`, when known) is exempt from the address rule: an entry
+ * `api.example.com` (exact) or `*.example.com` (any subdomain), on any port or on the entry's.
+ * Names are compared lower-case, without a trailing dot; IPv6 literals without brackets. An
+ * entry with a port never exempts a host whose port is not known.
+ */
+export function hostAllowed(host: string, allowed: readonly string[], port?: number): boolean {
   const h = normaliseHost(host);
-  return allowed.some((entry) => {
-    const e = normaliseHost(entry);
+  return allowed.some((text) => {
+    const entry = parseAllowEntry(text);
+    if (entry.port !== undefined && entry.port !== port) return false;
+    const e = entry.host;
     return e.startsWith('*.') ? h.endsWith(e.slice(1)) && h.length > e.length - 1 : h === e;
   });
 }

@@ -1,11 +1,11 @@
 /**
- * The undici Agent of media downloads, with the address rule (address.ts) applied where the
- * connection is made: host names are resolved by a lookup that drops refused addresses, so the
- * socket can only connect to an address that passed (DNS cannot answer differently between a
- * check and the connection: there is only one resolution, the one connected to). IP-literal
- * hosts, which need no lookup, are judged before connecting; and the address a socket really
- * reached is judged again before it carries a request.
- */
+ * The undici Agent of media downloads (and of webhooks, with their own allow-list and wording),
+ * with the address rule (address.ts) applied where the connection is made: host names are
+ * resolved by a lookup that drops refused addresses, so the socket can only connect to an
+ * address that passed (DNS cannot answer differently between a check and the connection: there
+ * is only one resolution, the one connected to). IP-literal hosts, which need no lookup, are
+ * judged before connecting; and the address a socket really reached is judged again before it
+ * carries a request. A host exempt on the connection's port skips all three. */
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector } from 'undici';
@@ -27,21 +27,41 @@ export const systemResolve: Resolve = (hostname) =>
     );
   });
 
-/** A download refused because its host resolved to an address in a refused range. */
+/** What a refusal says: whose hosts these are, and the setting that allows one. */
+export interface RefusalWording {
+  /** Stable error code. Default `MEDIA_ADDRESS_REFUSED`. */
+  code: string;
+  /** What the refused addresses are not, e.g. `media hosts`. */
+  what: string;
+  /** The allow-list setting, e.g. `HARVEST_MEDIA_ALLOW_HOSTS`. */
+  setting: string;
+}
+
+const MEDIA_WORDING: RefusalWording = {
+  code: 'MEDIA_ADDRESS_REFUSED',
+  what: 'media hosts',
+  setting: 'HARVEST_MEDIA_ALLOW_HOSTS',
+};
+
+/** A connection refused because its host resolved to an address in a refused range. */
 export class AddressRefusedError extends Error {
-  readonly code = 'MEDIA_ADDRESS_REFUSED';
+  readonly code: string;
   readonly range: AddressRange;
-  constructor(host: string, address: string, range: AddressRange) {
+  constructor(host: string, address: string, range: AddressRange, wording = MEDIA_WORDING) {
     super(
-      `refused to connect to ${host} (${address}): ${range} addresses are not media hosts; allow the host with HARVEST_MEDIA_ALLOW_HOSTS if it is yours`,
+      `refused to connect to ${host} (${address}): ${range} addresses are not ${wording.what}; allow the host with ${wording.setting} if it is yours`,
     );
     this.name = 'AddressRefusedError';
+    this.code = wording.code;
     this.range = range;
   }
 }
 
 export interface GuardedAgentOptions {
-  /** Host names exempt from the address rule (the API's own host, allowed hosts). */
+  /**
+   * Hosts exempt from the address rule (address.ts `hostAllowed`): `name`, `*.suffix`, an IP
+   * literal, each on any port or on the one it names (`127.0.0.1:3002`: the API's own origin).
+   */
   allowedHosts: readonly string[];
   /** Resolver of host names. Default the system resolver. */
   resolve?: Resolve;
@@ -49,26 +69,40 @@ export interface GuardedAgentOptions {
   connectTimeoutMs?: number;
   /** Connections kept per origin. Default 16. */
   connections?: number;
+  /** What a refusal says. Default the media downloads' wording. */
+  wording?: RefusalWording;
 }
 
-function refusal(host: string, address: string): AddressRefusedError | undefined {
+function refusal(
+  host: string,
+  address: string,
+  wording: RefusalWording,
+): AddressRefusedError | undefined {
   const verdict = judgeAddress(address);
-  return verdict.allowed ? undefined : new AddressRefusedError(host, address, verdict.range);
+  return verdict.allowed
+    ? undefined
+    : new AddressRefusedError(host, address, verdict.range, wording);
 }
 
-/** A `net.connect` lookup that only ever answers with allowed addresses. */
-export function guardedLookup(resolve: Resolve, allowedHosts: readonly string[]): LookupFunction {
+/**
+ * A `net.connect` lookup that answers with the addresses of a name; when `guarded`, only with
+ * those the address rule allows (an error naming the first refused one when none is left).
+ */
+export function guardedLookup(
+  resolve: Resolve,
+  guarded = true,
+  wording = MEDIA_WORDING,
+): LookupFunction {
   return (hostname, options, callback) => {
-    const exempt = hostAllowed(hostname, allowedHosts);
     resolve(hostname).then(
       (all) => {
         const wanted = options.family ? all.filter((a) => a.family === options.family) : all;
-        const ok = exempt ? wanted : wanted.filter((a) => judgeAddress(a.address).allowed);
+        const ok = guarded ? wanted.filter((a) => judgeAddress(a.address).allowed) : wanted;
         const first = ok[0];
         if (!first) {
           const address = wanted[0]?.address ?? all[0]?.address ?? '(none)';
           const error =
-            refusal(hostname, address) ??
+            refusal(hostname, address, wording) ??
             Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' });
           callback(error as NodeJS.ErrnoException, '', 0);
           return;
@@ -81,30 +115,39 @@ export function guardedLookup(resolve: Resolve, allowedHosts: readonly string[])
   };
 }
 
+/** The port a connection goes to: the URL's, else its scheme's default (as undici does). */
+function portOf(opts: { port?: string | number | undefined; protocol?: string }): number {
+  const given = Number(opts.port);
+  if (opts.port !== undefined && opts.port !== '' && Number.isInteger(given)) return given;
+  return opts.protocol === 'https:' ? 443 : 80;
+}
+
 export function createGuardedAgent(options: GuardedAgentOptions): Agent {
   const allowed = options.allowedHosts;
-  const base = buildConnector({
-    timeout: options.connectTimeoutMs ?? 10_000,
-    lookup: guardedLookup(options.resolve ?? systemResolve, allowed),
-  });
+  const wording = options.wording ?? MEDIA_WORDING;
+  const resolve = options.resolve ?? systemResolve;
+  const timeout = options.connectTimeoutMs ?? 10_000;
+  // Exemption is by host and port, which a lookup does not see: the connector picks.
+  const guarded = buildConnector({ timeout, lookup: guardedLookup(resolve, true, wording) });
+  const exempted = buildConnector({ timeout, lookup: guardedLookup(resolve, false, wording) });
   const connect: buildConnector.connector = (opts, callback) => {
     const host = opts.hostname;
-    const exempt = hostAllowed(host, allowed);
+    const exempt = hostAllowed(host, allowed, portOf(opts));
     if (!exempt && isIP(host)) {
-      const refused = refusal(host, host);
+      const refused = refusal(host, host, wording);
       if (refused) {
         callback(refused, null);
         return;
       }
     }
-    base(opts, (...args) => {
+    (exempt ? exempted : guarded)(opts, (...args) => {
       const [error, socket] = args;
       if (error) {
         callback(error, null);
         return;
       }
       const reached = socket.remoteAddress;
-      const refused = exempt || reached === undefined ? undefined : refusal(host, reached);
+      const refused = exempt || reached === undefined ? undefined : refusal(host, reached, wording);
       if (refused) {
         socket.destroy();
         callback(refused, null);

@@ -3,7 +3,8 @@
  * and record the attempt. What to do next (try again later, give up) is the caller's queue's
  * business: this returns the state the attempt left.
  */
-import type { Logger } from '../log.ts';
+import type { Dispatcher } from 'undici';
+import { type Logger, maskUrlSecrets } from '../log.ts';
 import type { NotificationState, Store } from '../store/index.ts';
 import { type PostOutcome, postWebhook } from './deliver.ts';
 import { buildNotification, NOTIFY_EVENT } from './payload.ts';
@@ -22,6 +23,12 @@ export interface SendOptions {
   final: boolean;
   /** Longest wait for the receiver's answer, in ms. */
   timeoutMs: number;
+  /**
+   * What connects to the receiver: the guarded agent (jobs/runs/webhook-agent.ts), which
+   * refuses loopback, private and metadata addresses unless HARVEST_NOTIFY_ALLOW_HOSTS allows
+   * the host.
+   */
+  dispatcher: Dispatcher;
   /** New results listed at most. */
   maxNewResults: number;
   logger: Logger;
@@ -41,7 +48,8 @@ export async function sendNotification(
 ): Promise<SendResult> {
   const row = store.notifications.get(runId);
   if (row?.state !== 'pending') return { state: 'already', status: null, error: null };
-  const log = options.logger.child({ runId, url: row.url });
+  // The URL's query and credentials may be the receiver's secret: logs get them masked.
+  const log = options.logger.child({ runId, url: maskUrlSecrets(row.url) });
   const at = Date.now();
   const payload = buildNotification(store, runId, options.maxNewResults);
   let outcome: PostOutcome;
@@ -54,23 +62,28 @@ export async function sendNotification(
       : `run ${runId} is not in the database`;
     outcome = { status: null, durationMs: 0, error };
   } else {
-    outcome = await post(
-      row.url,
-      JSON.stringify(payload),
-      runId,
-      options.secret,
-      options.timeoutMs,
-    );
+    outcome = await post(row.url, JSON.stringify(payload), runId, options.secret, options);
+    // A refused address stays refused until the setting changes: no attempt is wasted on it.
+    if (outcome.refused) final = true;
   }
   const state: NotificationState =
     outcome.error === null ? 'delivered' : final ? 'failed' : 'pending';
-  const attempt = store.notifications.recordAttempt({ runId, at, ...outcome, state });
+  const { status, error, durationMs } = outcome;
+  const attempt = store.notifications.recordAttempt({
+    runId,
+    at,
+    status,
+    error,
+    durationMs,
+    state,
+  });
   if (state === 'delivered') log.info({ attempt }, 'notification delivered');
   else log.warn({ attempt, state, error: outcome.error }, 'notification not delivered');
   return { state, status: outcome.status, error: outcome.error };
 }
 
-function post(url: string, body: string, runId: string, secret: string, timeoutMs: number) {
+function post(url: string, body: string, runId: string, secret: string, options: SendOptions) {
+  const { timeoutMs, dispatcher } = options;
   const timestampSec = Math.floor(Date.now() / 1000);
   return postWebhook(
     url,
@@ -82,5 +95,6 @@ function post(url: string, body: string, runId: string, secret: string, timeoutM
       [SIGNATURE_HEADER]: signatureOf(secret, timestampSec, body),
     },
     timeoutMs,
+    dispatcher,
   );
 }

@@ -1,6 +1,6 @@
 /**
  * Credit estimate of a plan: bounds per task from the contract's credit rules, summed, and
- * compared with the pipeline's budget.
+ * compared with the pipeline's budget. And the size of the task rows a run writes.
  */
 import {
   type CreditEstimate,
@@ -62,4 +62,18 @@ export function estimateFromTotals(
   };
   if (budgetCredits !== undefined) estimate.budgetCredits = budgetCredits;
   return estimate;
+}
+
+const TASK_ROW_BYTES_PER_TEXT_CHAR = 1.5;
+const TASK_ROW_FIXED_BYTES = 90;
+
+/**
+ * Bytes a run's task rows take in SQLite (the `tasks` table, src/store/migrations.ts), from the
+ * mean characters of a row's text: the request's JSON, the search id and the tags' JSON. Task
+ * keys are hashes, so rows arrive in random key order and the table's pages end about two
+ * thirds full (TASK_ROW_BYTES_PER_TEXT_CHAR); each row also holds its run id, key, status,
+ * counters and times, and an entry in the status index (TASK_ROW_FIXED_BYTES).
+ */
+export function estimateTaskRowsBytes(tasks: number, meanTextChars: number): number {
+  return Math.round(tasks * (meanTextChars * TASK_ROW_BYTES_PER_TEXT_CHAR + TASK_ROW_FIXED_BYTES));
 }

@@ -61,6 +61,79 @@ function isPlainObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/** What expanding one item needs, worked out once for all its searches. */
+interface Expansion {
+  itemIndex: number;
+  /** `defaults` then the item's request fields. */
+  base: Json;
+  template: Template | undefined;
+  /** The query when it has no placeholders (its {{ and }} are braces). */
+  literal: string | undefined;
+  /** Matrix keys in written order, and their lists; empty without a matrix. */
+  keys: string[];
+  lists: (readonly unknown[])[];
+  /** Whether each key is a request field. */
+  fieldKeys: boolean[];
+}
+
+function prepare(
+  defaults: Readonly<Json> | undefined,
+  item: Readonly<Json>,
+  itemIndex: number,
+): Expansion {
+  const template: Template | undefined =
+    typeof item.query === 'string' ? parseTemplate(item.query) : undefined;
+  const matrix = item.matrix as Readonly<Record<string, readonly unknown[]>> | undefined;
+  const keys =
+    matrix === undefined ? [] : Object.keys(matrix).filter((key) => matrix[key] !== undefined);
+  return {
+    itemIndex,
+    base: mergeItem(defaults, item),
+    template,
+    literal:
+      template !== undefined && template.names.length === 0
+        ? fillTemplate(template, (name) => `{${name}}`)
+        : undefined,
+    keys,
+    lists: keys.map((key) => matrix![key]!),
+    fieldKeys: keys.map((key) => isRequestField(key)),
+  };
+}
+
+/** The search of a combination of matrix values (`choice`: an index into each list). */
+function searchOf(x: Expansion, choice: readonly number[]): ExpandedSearch {
+  const { keys, lists, fieldKeys, template, literal } = x;
+  const vars: Json = {};
+  // Not `{ ...base }`: V8 gives a spread copy that then gains a property (the matrix fields
+  // below) a hidden class of its own, so every search would leave garbage in the old space.
+  const request: Json = Object.assign({}, x.base);
+  for (let k = 0; k < keys.length; k++) {
+    const key = keys[k]!;
+    const value = lists[k]![choice[k]!];
+    vars[key] = value;
+    if (fieldKeys[k]) {
+      request[key] =
+        key === 'scrapeOptions' ? mergeScrapeOptions(request.scrapeOptions, value) : value;
+    }
+  }
+  if (literal !== undefined) request.query = literal;
+  else if (template !== undefined) {
+    request.query = fillTemplate(template, (name) =>
+      Object.hasOwn(vars, name) ? renderPlaceholderValue(vars[name]) : `{${name}}`,
+    );
+  }
+  return { itemIndex: x.itemIndex, choice: [...choice], vars, request };
+}
+
+/** The one search of an item without matrix keys. */
+function onlySearchOf(x: Expansion): ExpandedSearch {
+  const request = { ...x.base };
+  if (x.template !== undefined) {
+    request.query = x.literal ?? fillTemplate(x.template, (name) => `{${name}}`);
+  }
+  return { itemIndex: x.itemIndex, choice: undefined, vars: undefined, request };
+}
+
 /**
  * The searches of an item, one at a time, in a stable order (the last matrix key turns
  * fastest). The item must have passed the item schema; values are not validated here.
@@ -70,52 +143,18 @@ export function* expandSearches(
   item: Readonly<Json>,
   itemIndex: number,
 ): Generator<ExpandedSearch, void, undefined> {
-  const base = mergeItem(defaults, item);
-  const template: Template | undefined =
-    typeof item.query === 'string' ? parseTemplate(item.query) : undefined;
-  // A query without placeholders is the same for every search, but its {{ and }} are braces.
-  const literal =
-    template !== undefined && template.names.length === 0
-      ? fillTemplate(template, (name) => `{${name}}`)
-      : undefined;
-  const matrix = item.matrix as Readonly<Record<string, readonly unknown[]>> | undefined;
-  const keys =
-    matrix === undefined ? [] : Object.keys(matrix).filter((key) => matrix[key] !== undefined);
-  if (matrix === undefined || keys.length === 0) {
-    const request = { ...base };
-    if (template !== undefined) {
-      request.query = literal ?? fillTemplate(template, (name) => `{${name}}`);
-    }
-    yield { itemIndex, choice: undefined, vars: undefined, request };
+  const x = prepare(defaults, item, itemIndex);
+  if (x.keys.length === 0) {
+    yield onlySearchOf(x);
     return;
   }
-  const lists = keys.map((key) => matrix[key]!);
+  const { lists } = x;
   if (lists.some((list) => list.length === 0)) return;
-  const fieldKeys = keys.map((key) => isRequestField(key));
-  const choice = new Array<number>(keys.length).fill(0);
+  const choice = new Array<number>(lists.length).fill(0);
   for (;;) {
-    const vars: Json = {};
-    // Not `{ ...base }`: V8 gives a spread copy that then gains a property (the matrix fields
-    // below) a hidden class of its own, so every search would leave garbage in the old space.
-    const request: Json = Object.assign({}, base);
-    for (let k = 0; k < keys.length; k++) {
-      const key = keys[k]!;
-      const value = lists[k]![choice[k]!];
-      vars[key] = value;
-      if (fieldKeys[k]) {
-        request[key] =
-          key === 'scrapeOptions' ? mergeScrapeOptions(request.scrapeOptions, value) : value;
-      }
-    }
-    if (literal !== undefined) request.query = literal;
-    else if (template !== undefined) {
-      request.query = fillTemplate(template, (name) =>
-        Object.hasOwn(vars, name) ? renderPlaceholderValue(vars[name]) : `{${name}}`,
-      );
-    }
-    yield { itemIndex, choice: [...choice], vars, request };
+    yield searchOf(x, choice);
     // Odometer: the last key turns fastest.
-    let k = keys.length - 1;
+    let k = lists.length - 1;
     while (k >= 0) {
       choice[k]! += 1;
       if (choice[k]! < lists[k]!.length) break;
@@ -124,6 +163,25 @@ export function* expandSearches(
     }
     if (k < 0) return;
   }
+}
+
+/**
+ * The searches of chosen combinations of an item's matrix values (`choice`: an index into each
+ * list, keys in written order), as `expandSearches` makes them. Without matrix keys, its one
+ * search, whatever the choices.
+ */
+export function* searchesAt(
+  defaults: Readonly<Json> | undefined,
+  item: Readonly<Json>,
+  itemIndex: number,
+  choices: Iterable<readonly number[]>,
+): Generator<ExpandedSearch, void, undefined> {
+  const x = prepare(defaults, item, itemIndex);
+  if (x.keys.length === 0) {
+    yield onlySearchOf(x);
+    return;
+  }
+  for (const choice of choices) yield searchOf(x, choice);
 }
 
 /** The matrix values of the item's search at `offset` in `expandSearches` order. */

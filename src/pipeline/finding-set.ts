@@ -5,8 +5,32 @@
 import { type Finding, type Issue, pathToString, sortIssues } from './issues.ts';
 import type { Locator } from './positions.ts';
 
-/** Most issues reported for one file; the rest are counted in a last issue. */
-export const MAX_ISSUES_PER_FILE = 500;
+/**
+ * Most issues reported for one file, a screenful; a last issue counts the rest. Errors are kept
+ * before warnings, so a file's errors are not hidden behind its warnings.
+ */
+export const MAX_ISSUES_PER_FILE = 20;
+
+/** `issues` (sorted) cut to MAX_ISSUES_PER_FILE, and a last issue saying how many more. */
+export function capIssues(issues: Issue[], file: string): Issue[] {
+  if (issues.length <= MAX_ISSUES_PER_FILE) return issues;
+  const errorsFirst = [
+    ...issues.filter((issue) => issue.severity === 'error'),
+    ...issues.filter((issue) => issue.severity !== 'error'),
+  ];
+  const shown = sortIssues(errorsFirst.slice(0, MAX_ISSUES_PER_FILE));
+  const hidden = errorsFirst.slice(MAX_ISSUES_PER_FILE);
+  shown.push({
+    code: 'TOO_MANY_ISSUES',
+    severity: hidden.some((issue) => issue.severity === 'error') ? 'error' : 'warning',
+    file,
+    line: 1,
+    col: 1,
+    path: '',
+    message: `… and ${hidden.length} more issue${hidden.length === 1 ? '' : 's'}`,
+  });
+  return shown;
+}
 
 /**
  * Findings deduplicated by path, code and message; repeats from a matrix are counted. The
@@ -54,19 +78,7 @@ export class FindingSet {
         toIssue({ ...finding, message: finding.message + context + more }, file, position),
       );
     }
-    sortIssues(issues);
-    if (issues.length <= MAX_ISSUES_PER_FILE) return issues;
-    const shown = issues.slice(0, MAX_ISSUES_PER_FILE);
-    shown.push({
-      code: 'TOO_MANY_ISSUES',
-      severity: 'error',
-      file,
-      line: 1,
-      col: 1,
-      path: '',
-      message: `${issues.length - MAX_ISSUES_PER_FILE} more issues not shown`,
-    });
-    return shown;
+    return capIssues(sortIssues(issues), file);
   }
 }
 

@@ -5,7 +5,12 @@
  * one distinct search request after matrix expansion and defaults.
  */
 
-export { type BudgetVerdict, budgetVerdict, type PlanEstimate } from './estimate.ts';
+export {
+  type BudgetVerdict,
+  budgetVerdict,
+  estimateTaskRowsBytes,
+  type PlanEstimate,
+} from './estimate.ts';
 export {
   type ExpandedSearch,
   expandSearches,
@@ -42,9 +47,11 @@ export {
   SearchItemSchema,
 } from './schema.ts';
 export {
+  type CheckSummary,
   loadPipelineFile,
   type PipelineStats,
   parsePipeline,
   parsePipelineBytes,
+  type ValidateOptions,
   type ValidationResult,
 } from './validate.ts';

@@ -1,14 +1,16 @@
 /**
  * Reading a pipeline file and parsing its YAML with source positions. Refuses what can hurt:
- * files over the size limit, bytes that are not UTF-8, aliases (no alias bombs), explicit
- * tags (no custom types), several documents in one file, duplicate keys. What is refused node
- * by node (aliases, tags, keys that are not text) is found in yaml-refusals.ts.
+ * files over the size limit, bytes that are not UTF-8, text nested too deeply to parse (found
+ * before the parse, in yaml-scan.ts), aliases (no alias bombs), explicit tags (no custom
+ * types), several documents in one file, duplicate keys. What is refused node by node
+ * (aliases, tags, keys that are not text, `__proto__`) is found in yaml-refusals.ts.
  */
 import { readFile, stat } from 'node:fs/promises';
-import { type Document, LineCounter, parseDocument } from 'yaml';
+import { type Document, LineCounter, parseDocument, type YAMLError } from 'yaml';
 import type { Issue } from './issues.ts';
 import { createLocator, type Locator, START } from './positions.ts';
 import { type PositionedFinding, positioned, refusedNodes } from './yaml-refusals.ts';
+import { scanYaml, type Unclosed } from './yaml-scan.ts';
 
 /** Largest pipeline file accepted, in bytes (1 MiB). */
 export const MAX_PIPELINE_BYTES = 1024 * 1024;
@@ -83,6 +85,15 @@ export function parseYaml(text: string): YamlResult {
     });
     return { ok: false, findings: [finding], locator: empty };
   }
+  const scan = scanYaml(text, MAX_PARSE_DEPTH);
+  if (scan.tooDeepAt !== undefined) {
+    const finding = positioned(
+      'YAML_TOO_DEEP',
+      `the YAML nests too deeply to read here (a pipeline needs a few levels, at most ${MAX_NESTING}): unclosed [ or { brackets, or an indentation slip?`,
+      positionOf(text, scan.tooDeepAt),
+    );
+    return { ok: false, findings: [finding], locator: empty };
+  }
   let doc: ReturnType<typeof parseDocument>;
   try {
     doc = parseDocument(text, {
@@ -102,7 +113,10 @@ export function parseYaml(text: string): YamlResult {
     return { ok: false, findings: [finding], locator: empty };
   }
   const locator = createLocator(doc, lineCounter);
-  const findings = [...parserProblems(doc, locator), ...refusedNodes(doc, text, locator)];
+  const findings = [
+    ...parserProblems(doc, locator, scan.unclosed),
+    ...refusedNodes(doc, text, locator),
+  ];
   if (findings.length > 0) return { ok: false, findings, locator };
   if (doc.contents === null) {
     return {
@@ -114,20 +128,58 @@ export function parseYaml(text: string): YamlResult {
   return plainData(doc, locator);
 }
 
-/** The yaml parser's errors and warnings, in words for a person writing a pipeline. */
-function parserProblems(doc: Document, locator: Locator): PositionedFinding[] {
+/**
+ * The yaml parser's errors and warnings, in words for a person writing a pipeline. A quote or
+ * bracket never closed is reported where it opens: the parser notices it where it gives up.
+ */
+function parserProblems(
+  doc: Document,
+  locator: Locator,
+  unclosed: readonly Unclosed[],
+): PositionedFinding[] {
   const problems = [...doc.errors, ...doc.warnings].filter(
     // Explicit tags are reported once, by refusedNodes.
     (problem) => problem.code !== 'TAG_RESOLVE_FAILED',
   );
+  const used = new Set<Unclosed>();
   return problems.map((problem) => {
     const plain = PLAIN_PROBLEMS[problem.code];
+    const opened = openingOf(problem, unclosed, used);
     return positioned(
       plain?.code ?? 'YAML_SYNTAX',
       plain?.message ?? firstLine(problem.message),
-      locator.at(problem.pos[0]),
+      locator.at(opened?.offset ?? problem.pos[0]),
     );
   });
+}
+
+/**
+ * The unclosed quote or flow collection a parser problem is about: the last of its kind that
+ * opens before the problem and is not the subject of an earlier problem.
+ */
+function openingOf(
+  problem: YAMLError,
+  unclosed: readonly Unclosed[],
+  used: Set<Unclosed>,
+): Unclosed | undefined {
+  const message = problem.message;
+  const opener = message.startsWith('Missing closing "')
+    ? '"'
+    : message.startsWith("Missing closing '")
+      ? "'"
+      : message.startsWith('Flow sequence')
+        ? '['
+        : message.startsWith('Flow map')
+          ? '{'
+          : undefined;
+  if (opener === undefined) return undefined;
+  let found: Unclosed | undefined;
+  for (const entry of unclosed) {
+    if (entry.offset >= problem.pos[0]) break;
+    if (entry.opener === opener && !used.has(entry)) found = entry;
+  }
+  if (found !== undefined) used.add(found);
+  return found;
 }
 
 /** The document as plain data, refused when it nests deeper than MAX_NESTING. */
@@ -157,6 +209,13 @@ function plainData(doc: Document, locator: Locator): YamlResult {
 export const MAX_NESTING = 64;
 
 /**
+ * Deepest nesting, as the scan before the parse estimates it, that is parsed at all. A file
+ * within MAX_NESTING never comes near it; what passes nests at most about twice this (the
+ * estimate may count half the levels), which parses at once.
+ */
+export const MAX_PARSE_DEPTH = 2 * MAX_NESTING;
+
+/**
  * Problems of the yaml parser said for a person writing a pipeline (its own messages speak to
  * programmers: "please use YAML.parseAllDocuments()").
  */
@@ -184,6 +243,17 @@ export function nestingDepth(value: unknown): number {
     for (const child of Object.values(node)) stack.push([child, depth + 1]);
   }
   return deepest;
+}
+
+/** The 1-based line and column of a character offset, for text not parsed. */
+function positionOf(text: string, offset: number): { line: number; col: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line += 1;
+    lineStart = i + 1;
+  }
+  return { line, col: offset - lineStart + 1 };
 }
 
 function firstLine(message: string): string {

@@ -3,20 +3,17 @@
  * `{ok: true, value, warnings} | {ok: false, issues}`. Every problem of a file is reported at
  * once, each with its position; nothing here throws on bad input.
  */
-import { pdfPagesUnbounded } from '../contract/index.ts';
-import { DuplicateSearches, ItemStarts } from './duplicates.ts';
-import { expandSearches, originOf } from './expand.ts';
-import { FindingSet, toIssue } from './finding-set.ts';
-import { type Issue, type Path, pathToString, sortIssues } from './issues.ts';
-import { taskKey } from './keys.ts';
-import { decodePipelineBytes, MAX_PIPELINE_BYTES, parseYaml, readPipelineText } from './load.ts';
 import {
-  type MediaOption,
-  mediaDirInside,
-  mediaFormats,
-  mediaMatchesFormats,
-} from './media-rules.ts';
-import { createRequestNormaliser } from './plan.ts';
+  type CheckOptions,
+  type CheckSummary,
+  checkExpanded,
+  type PipelineStats,
+  type Requested,
+} from './check-expanded.ts';
+import { capIssues, FindingSet, toIssue } from './finding-set.ts';
+import { type Issue, pathToString, sortIssues } from './issues.ts';
+import { decodePipelineBytes, MAX_PIPELINE_BYTES, parseYaml, readPipelineText } from './load.ts';
+import { mediaDirInside, mediaMatchesFormats } from './media-rules.ts';
 import {
   duplicateSearchIds,
   expansionWithinLimit,
@@ -30,7 +27,6 @@ import {
   scheduleTimeZone,
 } from './rules.ts';
 import {
-  type Defaults,
   DefaultsSchema,
   MediaSchema,
   type Pipeline,
@@ -39,29 +35,33 @@ import {
   type SearchItem,
   SearchItemSchema,
 } from './schema.ts';
-import { createSearchChecker } from './search-check.ts';
 import type { PositionedFinding } from './yaml-refusals.ts';
 import { findingsFromZod } from './zod-issues.ts';
 
-/** Counts found while validating. */
-export interface PipelineStats {
-  /** Entries in `searches`. */
-  items: number;
-  /** Searches after matrix expansion. */
-  expanded: number;
-  /** Distinct searches (what a plan holds). */
-  unique: number;
-}
+export type { CheckSummary, PipelineStats };
 
 export type ValidationResult =
-  | { ok: true; value: Pipeline; warnings: Issue[]; stats: PipelineStats }
+  | { ok: true; value: Pipeline; warnings: Issue[]; stats: PipelineStats; check: CheckSummary }
   | { ok: false; issues: Issue[] };
 
+export interface ValidateOptions {
+  /**
+   * Check every search a file expands to (and count its duplicates) when it expands to at most
+   * this many; above it, check a sample of them (src/pipeline/sample.ts). Default: every search.
+   */
+  checkEachUpTo?: number;
+  /** Told every few thousand searches how many of how many were checked. */
+  onProgress?: CheckOptions['onProgress'];
+}
+
 /** Read, parse and validate a pipeline file. Never throws on bad input. */
-export async function loadPipelineFile(path: string): Promise<ValidationResult> {
+export async function loadPipelineFile(
+  path: string,
+  options: ValidateOptions = {},
+): Promise<ValidationResult> {
   const read = await readPipelineText(path, MAX_PIPELINE_BYTES);
   if (!read.ok) return { ok: false, issues: read.issues };
-  return parsePipeline(read.text, path);
+  return parsePipeline(read.text, path, options);
 }
 
 /** Validate raw bytes of a pipeline file (UTF-8 expected). */
@@ -72,7 +72,11 @@ export function parsePipelineBytes(bytes: Uint8Array, fileName: string): Validat
 }
 
 /** Validate the text of a pipeline file; `fileName` is used in issue positions. */
-export function parsePipeline(text: string, fileName: string): ValidationResult {
+export function parsePipeline(
+  text: string,
+  fileName: string,
+  options: ValidateOptions = {},
+): ValidationResult {
   const yaml = parseYaml(text);
   if (!yaml.ok) return yamlFailure(yaml.findings, fileName);
   const findings = new FindingSet();
@@ -85,9 +89,18 @@ export function parsePipeline(text: string, fileName: string): ValidationResult 
   const parts = partsOf(data);
   const { badItems, sizeFindings } = checkAsWritten(parts, findings);
   const stats: PipelineStats = { items: parts.rawItems.length, expanded: 0, unique: 0 };
-  const requested: Requested = { mediaAt: new Map(), pdfUnboundedAt: undefined };
+  let requested: Requested = { mediaAt: new Map(), pdfUnboundedAt: undefined };
+  let check: CheckSummary = { checked: 0, everySearch: true, taskTextChars: 0 };
   if (parts.defaults.success && sizeFindings.length === 0) {
-    checkExpanded(parts, parts.defaults.data, badItems, { stats, requested, findings });
+    const items = parts.items.filter(({ index }) => !badItems.has(index));
+    const done = checkExpanded(items, parts.defaults.data, parts.byIndex, findings, {
+      checkEachUpTo: options.checkEachUpTo ?? Number.POSITIVE_INFINITY,
+      onProgress: options.onProgress,
+    });
+    stats.expanded = done.expanded;
+    stats.unique = done.unique;
+    requested = done.requested;
+    check = done.summary;
   }
   checkWhatIsRequested(parts, requested, findings);
 
@@ -100,14 +113,20 @@ export function parsePipeline(text: string, fileName: string): ValidationResult 
       withMatrixInWrittenOrder(item, parts.rawItems[index]),
     ),
   };
-  return { ok: true, value, warnings: issues, stats };
+  return { ok: true, value, warnings: issues, stats, check };
 }
 
+/** YAML problems as issues: one per place and problem (the parser may repeat one), capped. */
 function yamlFailure(found: readonly PositionedFinding[], fileName: string): ValidationResult {
-  const issues = found.map(({ line, col, ...finding }) =>
-    toIssue(finding, fileName, { line, col }),
-  );
-  return { ok: false, issues: sortIssues(issues) };
+  const seen = new Set<string>();
+  const issues: Issue[] = [];
+  for (const { line, col, ...finding } of found) {
+    const id = `${line}:${col}\u0000${finding.code}\u0000${finding.message}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    issues.push(toIssue(finding, fileName, { line, col }));
+  }
+  return { ok: false, issues: capIssues(sortIssues(issues), fileName) };
 }
 
 /** The parts of the file that are valid on their own, so the rest of it is still checked. */
@@ -161,57 +180,6 @@ function checkAsWritten(parts: FileParts, findings: FindingSet) {
     findings.addAll(scheduleTimeZone(parts.schedule.data));
   }
   return { badItems, sizeFindings };
-}
-
-/** What the expanded searches ask for that file-wide rules check. */
-interface Requested {
-  /** Where the first search asking for each kind of media asks for it. */
-  mediaAt: Map<MediaOption, Path>;
-  /** Where the first search whose PDF pages no bound limits gets its scrape options. */
-  pdfUnboundedAt: Path | undefined;
-}
-
-/**
- * Expand, validate each search with the contract, normalise, find duplicates. Each expanded
- * search is checked as it is produced and then dropped: what is kept is one entry per distinct
- * request (its key, and where it was first expanded), findings and counts.
- */
-function checkExpanded(
-  parts: FileParts,
-  defaults: Defaults | undefined,
-  badItems: ReadonlySet<number>,
-  out: { stats: PipelineStats; requested: Requested; findings: FindingSet },
-): void {
-  const { stats, requested, findings } = out;
-  const seen = new Map<string, number>();
-  const starts = new ItemStarts();
-  const duplicates = new DuplicateSearches(parts.byIndex);
-  const normalise = createRequestNormaliser();
-  for (const { index, item } of parts.items) {
-    if (badItems.has(index)) continue;
-    starts.add(index, stats.expanded);
-    const check = createSearchChecker(item, defaults, findings);
-    for (const search of expandSearches(defaults, item, index)) {
-      const ordinal = stats.expanded;
-      stats.expanded += 1;
-      const checked = check(search);
-      if (checked === undefined) continue;
-      const key = taskKey(normalise(checked));
-      const firstOrdinal = seen.get(key);
-      if (firstOrdinal === undefined) seen.set(key, ordinal);
-      else duplicates.note(starts.locate(firstOrdinal), index, search);
-      if (requested.pdfUnboundedAt === undefined && pdfPagesUnbounded(checked)) {
-        requested.pdfUnboundedAt = originOf(search, item, defaults, ['scrapeOptions']);
-      }
-      for (const { kind, at } of mediaFormats(search.request)) {
-        if (!requested.mediaAt.has(kind)) {
-          requested.mediaAt.set(kind, originOf(search, item, defaults, at));
-        }
-      }
-    }
-  }
-  stats.unique = seen.size;
-  duplicates.addTo(findings);
 }
 
 /** File-wide rules on what the searches ask for: the budget's PDF pages, the media saved. */

@@ -1,7 +1,9 @@
 /**
  * What the YAML parser accepts and a pipeline file does not, found node by node: aliases (no
- * alias bombs), explicit tags (no custom types), and keys written as a list or mapping (plain
- * data has text keys). Each is reported where it is written.
+ * alias bombs), explicit tags (no custom types), keys written as a list or mapping (plain
+ * data has text keys), and the key `__proto__` (the schema's objects and records drop it: a
+ * matrix key or header so named would vanish without a word). Each is reported where it is
+ * written. (`constructor` and `prototype` are kept as any other key.)
  */
 import {
   type Document,
@@ -38,6 +40,11 @@ export function refusedNodes(doc: Document, text: string, locator: Locator): Pos
       );
     },
     Pair(_key, pair, ancestors) {
+      if (isScalar(pair.key) && pair.key.value === PROTO_KEY) {
+        const parentPath = documentPath(ancestors, text);
+        if (parentPath !== undefined) findings.push(protoKey(pair.key, parentPath, locator));
+        return;
+      }
       // A key written as a list or mapping (`{topic}:`, `? [k]`) cannot be a key of plain data:
       // said here, at the key, before toJS would stringify it (and print a Node warning).
       if (!isCollection(pair.key)) return;
@@ -88,6 +95,19 @@ function documentPath(
     }
   }
   return path;
+}
+
+const PROTO_KEY = '__proto__';
+
+/** The key `__proto__`, at the key. */
+function protoKey(key: Node, parentPath: PathSegment[], locator: Locator): PositionedFinding {
+  const inMatrix = parentPath[parentPath.length - 1] === 'matrix';
+  return positioned(
+    'YAML_KEY_RESERVED',
+    `the key "${PROTO_KEY}" is reserved in JavaScript and would be dropped without a word; ${inMatrix ? 'name the placeholder otherwise' : 'rename it'}`,
+    locator.at(key.range?.[0] ?? 0),
+    { path: [...parentPath, PROTO_KEY] },
+  );
 }
 
 /** The problem of a key written as a YAML list or mapping, at the key. */

@@ -291,3 +291,22 @@ export function lostCallEvent(c: InflightCall, nowMs: number, why?: string): Sto
     ...(c.purpose ? { purpose: c.purpose } : {}),
   };
 }
+
+/**
+ * The calls of `runId` in flight now: journaled by workers whose heartbeat is live. A dead
+ * worker's calls are not in flight but lost, and the next reap records them so.
+ */
+export async function liveCallsOfRun(
+  redis: Redis,
+  keys: HarvestKeys,
+  runId: string,
+): Promise<InflightCall[]> {
+  const calls = (await redis.hvals(keys.inflight))
+    .map((raw) => JSON.parse(raw) as InflightCall)
+    .filter((c) => c.runId === runId);
+  const workers = [...new Set(calls.map((c) => c.workerId))];
+  if (workers.length === 0) return [];
+  const beats = await redis.mget(...workers.map((w) => keys.workerHeartbeat(w)));
+  const live = new Set(workers.filter((_, i) => beats[i] !== null));
+  return calls.filter((c) => live.has(c.workerId));
+}

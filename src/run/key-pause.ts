@@ -8,10 +8,10 @@ import { ForbiddenError, PaymentRequiredError, UnauthorizedError } from '../api/
 import type { ApiClient } from '../api/index.ts';
 import { type RetryOptions, withRetry } from '../api/retry-now.ts';
 import { HarvestError } from '../errors.ts';
+import { KEY_PAUSE_CODES } from './key-pause-codes.ts';
 import { pausedReason, type Runtime } from './runtime.ts';
 
-/** Pause codes that belong to the API key. */
-export const KEY_PAUSE_CODES: ReadonlySet<string> = new Set(['UNAUTHORIZED', 'PAYMENT_REQUIRED']);
+export { KEY_PAUSE_CODES } from './key-pause-codes.ts';
 
 export interface KeyPause {
   code: string;

@@ -16,12 +16,17 @@ import { liveTaskKeys, StoppedRuns } from '../queue/stopped-runs.ts';
 import { redriveFailedStoreJobs } from '../queue/store-queue.ts';
 import { enqueueRun } from './enqueue-run.ts';
 import { FeedState } from './feed/state.ts';
+import { planComplete, writePlan } from './plan-writer.ts';
 import type { Runtime } from './runtime.ts';
 
 export interface ResumeOptions {
   logger: Logger;
   /** Also enqueue the run's failed tasks again. Default false. */
   retryFailed?: boolean;
+  /** Called when the run's plan was not written to its end and its rest is being written. */
+  onPlanning?: (runId: string) => void;
+  /** Stops writing the rest of an unfinished plan (between two batches of tasks). */
+  signal?: AbortSignal;
 }
 
 export interface ResumedRun {
@@ -32,6 +37,13 @@ export interface ResumedRun {
   retried: number;
   /** Store jobs that had failed for good and were sent back to the store queue. */
   redrivenStoreJobs: number;
+  /**
+   * Stopped (`signal`) while the rest of its plan was written: the run stays `interrupted`,
+   * with nothing enqueued; `taskCount` tasks are recorded so far.
+   */
+  interrupted: boolean;
+  /** Tasks of the run recorded. */
+  taskCount: number;
 }
 
 /**
@@ -43,7 +55,8 @@ export interface ResumedRun {
  * run is fed again from its first unfinished task. `requeued` counts the tasks going again.
  * Jobs still in Redis, queued or held by a worker, are left as they are and not added again
  * (`liveTaskKeys`: one that finished meanwhile would be searched twice); the run's failed
- * jobs are removed first, so that their ids are free again.
+ * jobs are removed first, so that their ids are free again. A run stopped while its plan was
+ * written gets the rest of its plan first; stopped again (`signal`), it stays interrupted.
  */
 export async function resumeRun(
   runtime: Runtime,
@@ -69,6 +82,12 @@ export async function resumeRun(
     );
   }
   const { pipeline } = parseStoredPipeline(pipelineRow.yamlText, pipelineRow.name);
+  const planned = await finishPlan(runtime, runId, pipeline, options);
+  if (!planned.complete) {
+    store.runs.setStatus(runId, 'interrupted');
+    const none = { requeued: 0, retried: 0, redrivenStoreJobs: 0 };
+    return { runId, pipeline, ...none, interrupted: true, taskCount: planned.taskCount };
+  }
   await new StoppedRuns(runtime.redis, runtime.keys.stoppedRuns).clear(runId);
   // The rate model lives in Redis, for an hour: a Redis that lost it, or a pause longer than
   // that, would let the resumed run go uncapped into the 429s its setting prevents.
@@ -104,7 +123,27 @@ export async function resumeRun(
     { runId, requeued, retried, redrivenStoreJobs, committedStoreJobs, mediaRequeued },
     'run resumed',
   );
-  return { runId, pipeline, requeued, retried, redrivenStoreJobs };
+  const taskCount = planned.taskCount;
+  return { runId, pipeline, requeued, retried, redrivenStoreJobs, interrupted: false, taskCount };
+}
+
+/**
+ * Writes the rest of the run's plan when it was not written to its end (stopped, or its
+ * planner died), before anything of the run is enqueued: a run is never worked on part of its
+ * plan. A complete plan is left as it is.
+ */
+async function finishPlan(
+  runtime: Runtime,
+  runId: string,
+  pipeline: Pipeline,
+  options: Pick<ResumeOptions, 'onPlanning' | 'signal' | 'logger'>,
+): Promise<{ complete: boolean; taskCount: number }> {
+  if (planComplete(runtime.store, runId)) {
+    return { complete: true, taskCount: runtime.store.runs.get(runId)?.taskCount ?? 0 };
+  }
+  options.onPlanning?.(runId);
+  options.logger.info({ runId }, 'writing the rest of the plan');
+  return writePlan(runtime.store, runId, pipeline, options.signal);
 }
 
 /**
@@ -187,8 +226,8 @@ function parseStoredPipeline(text: string, name: string): { pipeline: Pipeline }
 /**
  * Enqueues the run's unfinished tasks again (job ids are derived from run and task, so jobs
  * still in Redis are left as they are) and finishes the run if nothing is left: for a run
- * whose starter died after recording it. Unlike a resume, it leaves paused queues, stopped
- * runs and failed tasks alone.
+ * whose starter died after recording it (or while writing its plan: the rest is written
+ * first). Unlike a resume, it leaves paused queues, stopped runs and failed tasks alone.
  */
 export async function requeueUnfinished(
   runtime: Runtime,
@@ -197,6 +236,7 @@ export async function requeueUnfinished(
 ): Promise<number> {
   const run = runtime.store.runs.get(runId);
   if (run?.status !== 'queued' && run?.status !== 'running') return 0;
+  if (!planComplete(runtime.store, runId)) await writePlan(runtime.store, runId, pipeline);
   runtime.store.runs.setStatus(runId, 'running');
   const requeued = await whileNotFed(runtime, runId, async (live) => {
     await commitStoreBacklog(runtime);

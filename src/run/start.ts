@@ -12,7 +12,6 @@ import {
   MEDIA_MAX_BYTES_DEFAULT,
   type Pipeline,
   parsePipeline,
-  planTasks,
 } from '../pipeline/index.ts';
 import { pipelineTextHash } from '../pipeline/keys.ts';
 import { readPipelineText } from '../pipeline/load.ts';
@@ -20,6 +19,7 @@ import { newRunId } from '../queue/names.ts';
 import { RateController } from '../queue/rate/controller.ts';
 import type { RunTrigger } from '../store/runs.ts';
 import { enqueueRun } from './enqueue-run.ts';
+import { type WrittenPlan, writePlan } from './plan-writer.ts';
 import type { Runtime } from './runtime.ts';
 
 export { DEFAULT_MAX_ATTEMPTS } from './enqueue-run.ts';
@@ -27,9 +27,15 @@ export { DEFAULT_MAX_ATTEMPTS } from './enqueue-run.ts';
 export interface StartedRun {
   runId: string;
   pipeline: Pipeline;
+  /** Tasks recorded: all of the plan's, or those written before a stop. */
   taskCount: number;
   warnings: string[];
   estimate: { min: number; max: number };
+  /**
+   * Stopped (`signal`) while its plan was written: the run is `interrupted`, nothing of it is
+   * enqueued, and `harvest run --resume` writes the rest of its plan and runs it.
+   */
+  interrupted: boolean;
 }
 
 export interface LoadedPipeline {
@@ -63,9 +69,14 @@ export interface StartOptions {
   runId?: string;
   logger: Logger;
   nowMs?: number;
+  /** Called once the run's row exists, before its plan is written. */
+  onPlanning?: (runId: string) => void;
   /** Called once the run and its tasks are in SQLite, before any job is enqueued. */
   onRecorded?: (runId: string) => void;
-  /** Stops enqueuing (the run was interrupted meanwhile). */
+  /**
+   * Stops planning (between two batches of tasks: the run is then `interrupted`) or, once the
+   * plan is written, enqueuing (the run was interrupted meanwhile).
+   */
   signal?: AbortSignal;
 }
 
@@ -81,7 +92,16 @@ export async function startRun(
   // The plan lives only until its tasks are rows: jobs are enqueued from SQLite, page by page,
   // exactly as a resume does, so a large run is not held in memory twice. A run larger than
   // the queue window gets a window's worth, and the feeder (./feeder.ts) enqueues the rest.
-  const { taskCount, estimate } = recordPlan(runtime, runId, pipeline, text, options.trigger);
+  createRun(runtime, runId, pipeline, text, options.trigger);
+  options.onPlanning?.(runId);
+  const plan = await writeRunPlan(runtime, runId, pipeline, options.signal);
+  const started = { runId, pipeline, warnings, taskCount: plan.taskCount, estimate: plan.estimate };
+  if (!plan.complete) {
+    // No job exists yet: nothing of the run is in Redis for a worker to take.
+    store.runs.setStatus(runId, 'interrupted');
+    options.logger.info({ runId, tasks: plan.taskCount }, 'run interrupted while planning');
+    return { ...started, interrupted: true };
+  }
   options.onRecorded?.(runId);
   await new RateController(runtime.redis, runtime.keys, runtime.searchQueue, options.logger).start(
     pipeline.run?.rateLimitPerMinute,
@@ -89,22 +109,18 @@ export async function startRun(
   // Running from its first job on: a local pool may finish tasks before enqueuing ends.
   store.runs.setStatus(runId, 'running');
   await enqueueRun(runtime, runId, pipeline, options.signal);
-  options.logger.info({ runId, tasks: taskCount }, 'run started');
-  return { runId, pipeline, taskCount, warnings, estimate };
+  options.logger.info({ runId, tasks: plan.taskCount }, 'run started');
+  return { ...started, interrupted: false };
 }
 
-/**
- * Writes the run and its tasks. The plan is streamed into SQLite as it is computed (one
- * transaction), so memory does not grow with the number of tasks; the run's task count is set
- * once they are written.
- */
-function recordPlan(
+/** Writes the pipeline and the run's row (`queued`, no task yet) and what it saves of media. */
+function createRun(
   runtime: Runtime,
   runId: string,
   pipeline: Pipeline,
   text: string,
   trigger: RunTrigger = 'manual',
-): { taskCount: number; estimate: { min: number; max: number } } {
+): void {
   const { store } = runtime;
   const media = mediaSettingsOf(runtime, pipeline);
   const pipelineId = store.pipelines.upsert({
@@ -120,25 +136,25 @@ function recordPlan(
     taskCount: 0,
   });
   if (media) store.media.configure({ runId, ...media });
-  const tasks = planTasks(pipeline);
+}
+
+/**
+ * Writes the run's tasks as the plan streams out, a batch per transaction, so memory does not
+ * grow with the number of tasks (./plan-writer.ts). A plan that cannot be written fails the run.
+ */
+async function writeRunPlan(
+  runtime: Runtime,
+  runId: string,
+  pipeline: Pipeline,
+  signal: AbortSignal | undefined,
+): Promise<WrittenPlan> {
   try {
-    store.tasks.insertMany(runId, tasks);
+    return await writePlan(runtime.store, runId, pipeline, signal);
   } catch (error) {
-    // The transaction wrote no task: the run is over before it began.
-    store.runs.setStatus(runId, 'failed');
+    // Its plan is unfinished (its task count 0): a resume writes the rest, once a task is.
+    runtime.store.runs.setStatus(runId, 'failed');
     throw error;
   }
-  store.runs.setTaskCount(runId, tasks.taskCount);
-  const estimate = tasks.estimate();
-  store.runEstimates.set(runId, {
-    minCredits: estimate.minCredits,
-    maxCredits: estimate.maxCredits,
-    tasks: tasks.taskCount,
-  });
-  return {
-    taskCount: tasks.taskCount,
-    estimate: { min: estimate.minCredits, max: estimate.maxCredits },
-  };
 }
 
 /**

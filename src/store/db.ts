@@ -23,6 +23,7 @@ import { createStoreGauges, type StoreGauges } from './queries/gauges.ts';
 import { createMediaReports, type MediaReports } from './queries/media-report.ts';
 import { createReports, type Reports } from './queries/reports.ts';
 import { createRunStatus, type RunStatusFn } from './queries/status.ts';
+import { type ReadOnlyFolder, readOnlySource } from './read-only-folder.ts';
 import {
   createResultsTable,
   type ResultFilter,
@@ -46,6 +47,11 @@ export interface OpenStoreOptions {
    * opened to write: a missing one is not made, empty, where the user pointed by mistake.
    */
   mustExist?: boolean;
+  /**
+   * With `readonly`: told when the database's folder cannot be written (a read-only mount),
+   * before it is read in place or from a private copy (./read-only-folder.ts).
+   */
+  onReadOnlyFolder?: (how: ReadOnlyFolder) => void;
   /** Wait this long for a lock held by another process, in ms. Default 5000. */
   busyTimeoutMs?: number;
   /** Source of the current time, ms since the epoch. Default `Date.now`. */
@@ -77,6 +83,11 @@ export interface Store extends Reports, MediaReports {
   /** Absolute path of the database file. */
   readonly path: string;
   readonly readonly: boolean;
+  /**
+   * Read from a private copy, its folder not being writable (./read-only-folder.ts): no other
+   * connection (an export's reader threads) can open the database at `path`.
+   */
+  readonly readsCopy: boolean;
   /** How long a write waits for a lock held by another process, in ms (opening option). */
   readonly busyTimeoutMs: number;
   readonly pipelines: PipelinesTable;
@@ -144,22 +155,31 @@ export function openStore(dbPath: string, options: OpenStoreOptions = {}): Store
   }
 
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000;
+  // Messages and the identity `replaced()` compares name `file`, also when a copy is read.
+  const source = readonly
+    ? readOnlySource(file, options.onReadOnlyFolder)
+    : { path: file, copy: false, release() {} };
   let db: Database;
   try {
-    db = new Sqlite(file, {
+    db = new Sqlite(source.path, {
       readonly,
       fileMustExist: readonly,
       timeout: busyTimeoutMs,
     });
   } catch (error) {
+    source.release();
     throw openError(file, readonly, error);
   }
   try {
     configure(db, file, readonly, busyTimeoutMs, options.synchronous ?? 'full');
     migrate(db, file, readonly, options.onMigrate);
-    return buildStore(db, file, { readonly, busyTimeoutMs }, options.now ?? systemClock);
+    // Open and read: a copy is unlinked now, so that nothing of it outlives the process.
+    source.release();
+    const opened = { readonly, busyTimeoutMs, readsCopy: source.copy };
+    return buildStore(db, file, opened, options.now ?? systemClock);
   } catch (error) {
     db.close();
+    source.release();
     throw openError(file, readonly, error);
   }
 }
@@ -293,7 +313,7 @@ function migrate(
 function buildStore(
   db: Database,
   file: string,
-  { readonly, busyTimeoutMs }: { readonly: boolean; busyTimeoutMs: number },
+  how: Pick<Store, 'readonly' | 'busyTimeoutMs' | 'readsCopy'>,
   now: Clock,
 ): Store {
   const tables = {
@@ -312,8 +332,7 @@ function buildStore(
   const replaced = () => opened !== undefined && identityOf(file) !== opened;
   return {
     path: file,
-    readonly,
-    busyTimeoutMs,
+    ...how,
     ...tables,
     ...reports,
     exports: createExportReader(db),

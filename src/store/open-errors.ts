@@ -7,12 +7,15 @@
  * | the path is a directory              | STORE_UNUSABLE  |
  * | its folder cannot be made            | STORE_UNUSABLE  |
  * | no permission, read-only file or disk| STORE_READONLY  |
+ * | no room in TMPDIR for a read copy    | STORE_FULL      |
  * | not a SQLite file, or damaged        | STORE_CORRUPT   |
  * | locked by another process too long   | STORE_LOCKED    |
  * | the disk is full                     | STORE_FULL      |
  * | the disk reports an I/O error        | STORE_IO_ERROR  |
  * | a SQLite file of another application | STORE_FOREIGN   |
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { HarvestError } from '../errors.ts';
 
 const ENVIRONMENT = 3;
@@ -62,6 +65,16 @@ export function openError(file: string, readonly: boolean, error: unknown): unkn
     );
   }
   if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN')) {
+    if (!readonly && readOnlyFolder(file)) {
+      return storeError(
+        'STORE_READONLY',
+        `cannot write the database ${file} (${code}): its folder ${path.dirname(file)} is ` +
+          'read-only (a read-only mount, or no write permission); commands that write (run, ' +
+          'worker, cancel) need it writable, while status, export, report and media read it ' +
+          'as it is',
+        error,
+      );
+    }
     const what = readonly ? 'read' : 'write';
     return storeError(
       'STORE_READONLY',
@@ -81,6 +94,56 @@ export function openError(file: string, readonly: boolean, error: unknown): unkn
     );
   }
   return error;
+}
+
+/** Whether `file` names a database (an absolute path) whose folder cannot be written. */
+function readOnlyFolder(file: string): boolean {
+  if (!path.isAbsolute(file)) return false;
+  try {
+    fs.accessSync(path.dirname(file), fs.constants.W_OK);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
+}
+
+/** The database's folder is read-only and the temp folder has no room for a copy to read. */
+export function copyRoomError(
+  file: string,
+  temp: string,
+  bytes: number,
+  free: number | undefined,
+  cause?: unknown,
+): HarvestError {
+  const room = free === undefined ? 'which filled up' : `where ${megabytes(free)} are free`;
+  return storeError(
+    'STORE_FULL',
+    `the folder of ${file} is read-only, so harvest reads a copy of the database, which needs ` +
+      `${megabytes(bytes)} in ${temp}, ${room}: set TMPDIR to a folder with room, or make the ` +
+      'database folder writable',
+    cause,
+  );
+}
+
+/** Copying the database out of its read-only folder failed (cannot read it, temp full). */
+export function readCopyError(
+  file: string,
+  temp: string,
+  bytes: number,
+  error: unknown,
+): HarvestError {
+  const errno = (error as NodeJS.ErrnoException).code ?? String(error);
+  if (errno === 'ENOSPC') return copyRoomError(file, temp, bytes, undefined, error);
+  return storeError(
+    'STORE_READONLY',
+    `cannot read the database ${file} (${errno}): check the permissions of the file, or set ` +
+      'HARVEST_DB elsewhere',
+    error,
+  );
+}
+
+function megabytes(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
 /**

@@ -40,6 +40,9 @@ ${kinds.map((k) => `  ${k}: true`).join('\n')}
 `;
 }
 
+/** The held host is on loopback beside the sandbox, on another port: allowed by the setting. */
+const HELD_HOST_ALLOWED = { env: { HARVEST_MEDIA_ALLOW_HOSTS: '127.0.0.1' } };
+
 /** A media host serving an MP3 made from each path; paths under /hold/ wait for `release`. */
 async function heldHost() {
   const held = new Map<string, ServerResponse>();
@@ -120,7 +123,7 @@ describe('media rows under change', () => {
 
   it('tries a URL past its deadline but not yet expired when no fresh one can be had', async () => {
     const media = await heldHost();
-    h = await startHarness();
+    h = await startHarness(HELD_HOST_ALLOWED);
     // No API key: no search can be called again for a fresh URL.
     await h.startPool({ roles: ['store', 'media'], settings: { apiKey: undefined } });
     const { answer, row } = await plannedRun(h, 'late-no-key');
@@ -138,7 +141,7 @@ describe('media rows under change', () => {
 
   it('a file whose row was given another result while it downloaded is not that row’s file', async () => {
     const media = await heldHost();
-    h = await startHarness();
+    h = await startHarness(HELD_HOST_ALLOWED);
     await h.startPool({ roles: ['store', 'media'] });
     const { answer, row } = await plannedRun(h, 'changed-mid-download');
     answer('https://first.example/a', media.url('/hold/first.mp3'));
@@ -159,7 +162,7 @@ describe('media rows under change', () => {
 
   it('a saved row given another result while its job still runs gets a job of its own', async () => {
     const media = await heldHost();
-    h = await startHarness();
+    h = await startHarness(HELD_HOST_ALLOWED);
     await h.startPool({ roles: ['store', 'media'] });
     const file = h.writePipeline('requeued', audioPipeline('it-requeued', 2));
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });

@@ -5,6 +5,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
+import { createWebhookAgent } from '../../jobs/runs/webhook-agent.ts';
 import { sendNotification } from '../../src/notify/send.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { startHarness } from '../helpers/harness.ts';
@@ -31,8 +32,11 @@ async function receiver(handle: (req: IncomingMessage, res: ServerResponse) => v
 }
 
 async function finishedRun(url: string) {
-  const h = await startHarness();
+  // The receivers are on loopback: allowed by the setting, as a worker's would be.
+  const h = await startHarness({ env: { HARVEST_NOTIFY_ALLOW_HOSTS: '127.0.0.1' } });
   defer(() => h.stop());
+  const dispatcher = createWebhookAgent(h.settings);
+  defer(() => dispatcher.close());
   const store = h.runtime.store;
   const pipelineId = store.pipelines.upsert({ name: 'recv', hash: 'h1', yamlText: 'name: recv' });
   const runId = '20261126T000000-rcv1';
@@ -46,6 +50,7 @@ async function finishedRun(url: string) {
       timeoutMs,
       maxNewResults: 1000,
       logger: h.logger,
+      dispatcher,
     });
   return { h, store, runId, send };
 }
@@ -83,7 +88,7 @@ describe('webhook receivers that misbehave', () => {
     expect(target.hits()).toBe(0);
   });
 
-  it('reads no more of an error answer than it quotes (a 200 MB error page)', async () => {
+  it('reads nothing of an error answer, and quotes none of it (a 200 MB error page)', async () => {
     let written = 0;
     const chunk = Buffer.alloc(1024 * 1024, 'x');
     const hook = await receiver((req, res) => {
@@ -103,8 +108,7 @@ describe('webhook receivers that misbehave', () => {
     const r = await send(10_000);
     const grewMb = (process.memoryUsage().rss - heapBefore) / 1e6;
     expect(r.state).toBe('pending');
-    expect(r.error?.length).toBeLessThan(300);
-    // The error quotes 200 characters; the rest of the answer need not be read at all.
+    expect(r.error).toBe('the receiver answered 500');
     expect({ receivedMb: Math.round(written / 1e6), rssGrowthMb: Math.round(grewMb) }).toEqual(
       expect.objectContaining({ receivedMb: expect.any(Number) }),
     );

@@ -22,6 +22,8 @@ import { waitFor } from '../helpers/wait.ts';
 
 const defer = useCleanup();
 const SECRET = 'test-secret-0123456789abcdef';
+/** The receivers are on loopback, which the address rule refuses unless the setting allows it. */
+const RECEIVERS_ALLOWED = { env: { HARVEST_NOTIFY_ALLOW_HOSTS: '127.0.0.1' } };
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -67,7 +69,7 @@ async function setUp(
   cron: string,
   pool: { attempts?: number; secret?: string | undefined } = {},
 ): Promise<Harness> {
-  const h = await startHarness();
+  const h = await startHarness(RECEIVERS_ALLOWED);
   defer(() => h.stop());
   const queue = runsQueue(h);
   defer(() => queue.close());
@@ -103,7 +105,7 @@ schedule:
  * the runs role, which is then closed: its notification is pending, and no job delivers it.
  */
 async function finishedWithoutRunsRole(name: string, url: string) {
-  const h = await startHarness();
+  const h = await startHarness(RECEIVERS_ALLOWED);
   defer(() => h.stop());
   const file = h.writePipeline(
     name,
@@ -187,7 +189,8 @@ describe('webhook notifications of scheduled runs', () => {
       [2, 503],
       [3, 200],
     ]);
-    expect(attempts[0]?.error).toContain('the receiver answered 500: receiver is down');
+    // The status only: nothing of the receiver's error page is kept.
+    expect(attempts[0]?.error).toBe('the receiver answered 500');
     // Backoff: 100 ms, then 200 ms.
     expect((attempts[2]?.at ?? 0) - (attempts[0]?.at ?? 0)).toBeGreaterThanOrEqual(300);
     const deliveries = hook.received.filter((r) => r.headers['x-harvest-delivery'] === runId);

@@ -1,15 +1,25 @@
 /**
  * `harvest worker` logs: human-readable lines on a terminal (a pseudo-terminal from
- * util-linux `script`), JSON lines into a pipe. A store-only worker needs no API key.
+ * util-linux `script`), JSON lines into a pipe. A store-only worker needs no API key. A Redis
+ * that restarts empty under a busy worker is said in one line each way, not with a library
+ * stack trace per job in hand (a redis-server of the test's own, never the shared one).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { createRedis } from '../../src/queue/connection.ts';
+import { harvestKeys } from '../../src/queue/names.ts';
+import { startSandbox } from '../../src/sandbox/index.ts';
 import { MIGRATIONS } from '../../src/store/migrations.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
+import { runCli, spawnCli } from '../helpers/cli.ts';
+import { OwnRedis } from '../helpers/own-redis.ts';
 import { deletePrefix, freshPrefix, REDIS_URL } from '../helpers/redis.ts';
+import { testSettings } from '../helpers/settings.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const defer = useCleanup();
@@ -119,4 +129,57 @@ describe('worker logs', () => {
     expect(await exited).toEqual([0, null]);
     expect(text).toContain('"msg":"worker stopped"');
   });
+});
+
+describe('worker logs when Redis restarts empty', () => {
+  it('one line each way, not a stack trace per job in hand', async () => {
+    // Calls long enough to be in hand while Redis restarts, and to end once it is back.
+    const sandbox = await startSandbox({ port: 0, latency: { minMs: 4000, maxMs: 4000 } });
+    defer(() => sandbox.close());
+    const tmp = tempDir('harvest-logs-restart');
+    defer(() => tmp.remove());
+    const redis = await OwnRedis.start({ dir: tmp.dir });
+    defer(() => redis.stop());
+    const prefix = freshPrefix();
+    const settings = testSettings({ dir: tmp.dir, prefix, apiUrl: sandbox.url });
+    const env = { REDIS_URL: redis.url(), LOG_LEVEL: 'info', LOG_FORMAT: 'json' };
+    const pipeline = (name: string) => {
+      const file = path.join(tmp.dir, `${name}.yaml`);
+      writeFileSync(
+        file,
+        `name: ${name}\nsearches:\n  - query: "${name} {n}"\n    limit: 1\n    matrix:\n      n: [1, 2, 3, 4]\n`,
+      );
+      return file;
+    };
+    expect((await runCli(['run', pipeline('busy')], settings, env)).code).toBe(0);
+    const worker = spawnCli(['worker', '-c', '4'], settings, env);
+    defer(() => worker.child.kill('SIGKILL'));
+    const client = createRedis(redis.url(), 'client');
+    client.on('error', () => {});
+    defer(() => client.disconnect());
+    const inflight = harvestKeys(prefix).inflight;
+    await waitFor('4 calls in flight', () => client.hlen(inflight), {
+      until: (n) => n === 4,
+      timeoutMs: 30_000,
+    });
+    await redis.kill();
+    await redis.start();
+    await waitFor('the return said', () => worker.stderr().includes('came back without its data'));
+    // The calls in hand end on jobs whose keys are gone. A run enqueued now finishes only once
+    // the worker's four slots are free again: by then every one of those jobs has ended.
+    const next = await runCli(['run', pipeline('next'), '--wait'], settings, env);
+    expect(next.code).toBe(0);
+    worker.child.kill('SIGINT');
+    expect(await worker.exited).toBe(0);
+    const lines = worker
+      .stderr()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { level: number; msg: string });
+    expect(lines.filter((l) => l.msg.includes('not reachable'))).toHaveLength(1);
+    expect(lines.filter((l) => l.msg.includes('came back without its data'))).toHaveLength(1);
+    expect(worker.stderr()).not.toContain('Missing key for job');
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    expect(lines.at(-1)?.msg).toBe('worker stopped');
+  }, 90_000);
 });

@@ -7,13 +7,14 @@ import { mediaRoot } from '../../media/storage.ts';
 import { findOrphans, type Orphans, verifyFiles } from '../../media/verify.ts';
 import { MEDIA_STATUSES, type MediaCounts, openStore, type Store } from '../../store/index.ts';
 import { EXIT } from '../exit-codes.ts';
+import { sayReadOnlyFolder } from '../read-only-notice.ts';
 
 function print(text: string): void {
   process.stdout.write(`${text}\n`);
 }
 
 function openOrFail(settings: Settings, runId: string | undefined): Store {
-  const store = openStore(settings.dbPath, { readonly: true });
+  const store = openStore(settings.dbPath, { readonly: true, onReadOnlyFolder: sayReadOnlyFolder });
   if (runId !== undefined && !store.runs.get(runId)) {
     store.close();
     throw new HarvestError('RUN_NOT_FOUND', `no run ${runId} in ${settings.dbPath}`, {

@@ -52,6 +52,13 @@ export interface RunOptions {
   json?: boolean;
 }
 
+/** A run started or resumed; `planInterrupted` when stopped while its plan was written. */
+interface Started {
+  runId: string;
+  concurrency: number | undefined;
+  planInterrupted?: { tasks: number };
+}
+
 /** Set once Redis has come back without the run's jobs: their errors are expected then. */
 const lostJobs = { value: false };
 /** Set once Redis has gone away: jobs it may have lost are expected to be missing then. */
@@ -112,6 +119,8 @@ class RunSession {
   readonly #stopWaiting = new AbortController();
   readonly #stopEnqueuing = new AbortController();
   #runId: string | undefined;
+  /** The run whose plan is being written, until it is written or stopped. */
+  #planning: string | undefined;
   #pool: Pool | undefined;
   #feeder: Feeder | undefined;
   #interrupted = false;
@@ -135,7 +144,8 @@ class RunSession {
       first: () => this.#interrupt(),
       second: () => this.#forceStop(),
     });
-    const { runId, concurrency } = await this.#startOrResume(loaded);
+    const { runId, concurrency, planInterrupted } = await this.#startOrResume(loaded);
+    if (planInterrupted) return this.#planInterrupted(runId, planInterrupted.tasks);
     if (this.#opts.local) {
       this.#pool = await startLocalPool(this.#settings, {
         roles: ['search', 'store', 'media'],
@@ -189,14 +199,31 @@ class RunSession {
     }
   }
 
-  async #startOrResume(
-    loaded: LoadedPipeline | undefined,
-  ): Promise<{ runId: string; concurrency: number | undefined }> {
+  async #startOrResume(loaded: LoadedPipeline | undefined): Promise<Started> {
+    try {
+      return await this.#startOrResumeRun(loaded);
+    } finally {
+      this.#planning = undefined;
+    }
+  }
+
+  async #startOrResumeRun(loaded: LoadedPipeline | undefined): Promise<Started> {
+    const planning = {
+      onPlanning: (runId: string) => {
+        this.#planning = runId;
+      },
+      signal: this.#stopEnqueuing.signal,
+    };
     if (this.#opts.resume) {
       const resumed = await resumeRun(this.#runtime, this.#opts.resume, {
         logger: this.#logger,
         retryFailed: this.#opts.retryFailed,
+        ...planning,
       });
+      const concurrency = resumed.pipeline.run?.concurrency;
+      if (resumed.interrupted) {
+        return { runId: resumed.runId, concurrency, planInterrupted: { tasks: resumed.taskCount } };
+      }
       this.#runId = resumed.runId;
       if (resumed.retried > 0)
         process.stderr.write(`${resumed.retried} failed tasks enqueued again\n`);
@@ -211,20 +238,42 @@ class RunSession {
           `${resumed.redrivenStoreJobs} batches of records waiting for the database were sent back to the store queue\n`,
         );
       }
-      return { runId: resumed.runId, concurrency: resumed.pipeline.run?.concurrency };
+      return { runId: resumed.runId, concurrency };
     }
     const started = await startRun(this.#runtime, loaded!, {
       logger: this.#logger,
       onRecorded: (runId) => {
         this.#runId = runId;
       },
-      signal: this.#stopEnqueuing.signal,
+      ...planning,
     });
+    const concurrency = started.pipeline.run?.concurrency;
+    if (started.interrupted) {
+      return { runId: started.runId, concurrency, planInterrupted: { tasks: started.taskCount } };
+    }
     for (const w of started.warnings) process.stderr.write(`${w}\n`);
     process.stderr.write(
       `run ${started.runId}: ${started.taskCount} tasks, estimated ${started.estimate.min}..${started.estimate.max} credits\n`,
     );
-    return { runId: started.runId, concurrency: started.pipeline.run?.concurrency };
+    return { runId: started.runId, concurrency };
+  }
+
+  /**
+   * Stopped while its plan was written: the run is `interrupted` with no job in Redis, so no
+   * worker takes it. Says so and how to go on; exit 4 (not finished).
+   */
+  #planInterrupted(runId: string, tasks: number): number {
+    const how = this.#opts.local ? ' --local' : ' --wait';
+    const message =
+      `run ${runId} stopped while planning: it is interrupted, with ${tasks} tasks of its plan ` +
+      `recorded and none enqueued; \`harvest run --resume ${runId}${how}\` writes the rest of ` +
+      `its plan and runs it, \`harvest cancel ${runId}\` gives it up`;
+    process.stderr.write(`\n${message}\n`);
+    if (this.#opts.json) {
+      const error = { code: 'PLAN_INTERRUPTED', message, exitCode: EXIT.NOT_FINISHED, runId };
+      process.stdout.write(`${JSON.stringify({ ok: false, error }, null, 2)}\n`);
+    }
+    return EXIT.NOT_FINISHED;
   }
 
   async #follow(runId: string): Promise<number> {
@@ -291,6 +340,22 @@ class RunSession {
   }
 
   #onForced: () => void = () => {};
+
+  /**
+   * A forced stop while the plan is written (between two batches: no transaction is open): the
+   * run is marked interrupted here, as the planning loop would have at its next batch.
+   */
+  #planStopped(runId: string): void {
+    try {
+      this.#runtime.store.runs.setStatus(runId, 'interrupted');
+      process.stderr.write(
+        `\nrun ${runId} stopped at once while planning: it is interrupted, none of its tasks enqueued; ` +
+          `\`harvest run --resume ${runId}\` writes the rest of its plan and runs it\n`,
+      );
+    } catch (error) {
+      this.#logger.error({ err: error }, 'could not mark the run interrupted');
+    }
+  }
 
   /** The run's queued jobs are gone from Redis: a local run stops, and the command says how to resume. */
   #jobsGone(why: string): void {
@@ -394,7 +459,11 @@ class RunSession {
   async #forceStop(): Promise<void> {
     this.#onForced();
     restoreTerminal();
-    process.stderr.write('\nstopping now: calls in flight are recorded as lost (cost unknown)\n');
+    // While the plan is written nothing is in flight: the run is marked interrupted.
+    const planning = this.#planning;
+    if (planning) this.#planStopped(planning);
+    else
+      process.stderr.write('\nstopping now: calls in flight are recorded as lost (cost unknown)\n');
     // The first Ctrl-C's stop of the run must end first: a run left `running` keeps its queued
     // jobs, and any other pool on this queue would search them. It is waited for a while only
     // (Redis may be what hangs).
@@ -413,12 +482,15 @@ class RunSession {
       .catch(() => {});
     if (this.#opts.json) {
       // --json prints JSON whatever happens: the error's usual shape, written out before exit.
-      const run = this.#runId ? `run ${this.#runId}` : 'the run';
+      const runId = this.#runId ?? planning;
+      const run = runId ? `run ${runId}` : 'the run';
       const error = {
         code: 'FORCED_STOP',
-        message: `${run} stopped at once by a second Ctrl-C: calls in flight are recorded as lost (cost unknown)`,
+        message: planning
+          ? `${run} stopped at once by a second Ctrl-C while planning: it is interrupted, none of its tasks enqueued`
+          : `${run} stopped at once by a second Ctrl-C: calls in flight are recorded as lost (cost unknown)`,
         exitCode: EXIT.NOT_FINISHED,
-        ...(this.#runId ? { runId: this.#runId } : {}),
+        ...(runId ? { runId } : {}),
       };
       const text = `${JSON.stringify({ ok: false, error }, null, 2)}\n`;
       // Flushed before the exit; a reader that does not read does not hold the stop for long.

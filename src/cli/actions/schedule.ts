@@ -10,6 +10,7 @@ import type { Queue } from 'bullmq';
 import { parse as parseYaml } from 'yaml';
 import type { Settings } from '../../config.ts';
 import { HarvestError, UsageError } from '../../errors.ts';
+import { maskUrlSecrets } from '../../log.ts';
 import { assertRedisReachable, createRedis } from '../../queue/connection.ts';
 import { loadValidPipeline } from '../../run/start.ts';
 import {
@@ -150,12 +151,16 @@ function describeAction(a: ScheduleAction, nextMs: number | null, nowMs: number,
   };
 }
 
-/** `schedule.notify` of a pipeline text, for display (the text was validated when applied). */
+/**
+ * `schedule.notify` of a pipeline text, for display (the text was validated when applied): its
+ * query values and credentials masked, as they may be the receiver's secret.
+ */
 function notifyOf(yamlText: string | undefined): string | undefined {
   if (!yamlText) return undefined;
   try {
     const doc = parseYaml(yamlText) as { schedule?: { notify?: unknown } } | null;
-    return typeof doc?.schedule?.notify === 'string' ? doc.schedule.notify : undefined;
+    const notify = doc?.schedule?.notify;
+    return typeof notify === 'string' ? maskUrlSecrets(notify) : undefined;
   } catch {
     return undefined;
   }

@@ -12,6 +12,7 @@ import {
 } from '../../store/queries/export-columns.ts';
 import type { CommandContext } from '../context.ts';
 import { dashIsStdout, oneOf, parseList, parseSince } from '../flags.ts';
+import { sayReadOnlyFolder } from '../read-only-notice.ts';
 
 const SOURCES: readonly ResultSource[] = ['web', 'news', 'images'];
 
@@ -27,6 +28,7 @@ interface ExportFlags {
   uniqueUrls?: boolean;
   format?: ExportFormat;
   out?: string;
+  csvRaw?: boolean;
   json?: boolean;
 }
 
@@ -39,8 +41,11 @@ function columnHelp(kind: ExportKind, columns: readonly ExportColumn[]): string 
 const HELP = `
 The same columns, in this order, in every format (--fields picks and orders a subset).
 JSONL: one object per line; timestamps ISO 8601 UTC; json columns nested. CSV: RFC 4180,
-header row, CRLF, an empty field is null. Parquet: nullable columns; string UTF8, integer INT64,
-timestamp TIMESTAMP(MILLIS, UTC), json a string with the JSON logical type. See docs/export.md.
+header row, CRLF, an empty field is null; a text cell that begins with = + - @, a tab or a CR
+(a formula to a spreadsheet) is written with a leading ' unless --csv-raw; numbers stay numbers.
+Parquet: nullable columns; string UTF8, integer INT64, timestamp TIMESTAMP(MILLIS, UTC), json a
+string with the JSON logical type. --out writes a file whole or not at all; a device, a FIFO or
+a socket as the rows come; a symbolic link's file (the link stays). See docs/export.md.
 ${EXPORT_KINDS.map((k) => columnHelp(k, EXPORT_COLUMNS[k])).join('\n')}
 
 Examples:
@@ -53,6 +58,9 @@ function chooseFormat(flags: ExportFlags): ExportFormat {
   const format = flags.format ?? (flags.out ? formatOfFile(flags.out) : undefined) ?? 'jsonl';
   if (format === 'parquet' && !flags.out && process.stdout.isTTY) {
     throw new UsageError('Parquet is binary: give --out FILE, or pipe stdout elsewhere');
+  }
+  if (flags.csvRaw && format !== 'csv') {
+    throw new UsageError(`--csv-raw applies to CSV only (the format is ${format})`);
   }
   return format;
 }
@@ -105,6 +113,10 @@ function addExportOptions(command: Command): Command {
       oneOf(EXPORT_FORMATS),
     )
     .option('--out <file>', 'write here (completely or not at all); default (and -) stdout')
+    .option(
+      '--csv-raw',
+      "CSV: write text cells as they are, even those a spreadsheet runs as formulas (default: a leading ')",
+    )
     .option('--json', 'with --out: print the summary (rows, columns, file) as JSON; errors too');
 }
 
@@ -118,7 +130,10 @@ async function exportRows(ctx: CommandContext, given: ExportFlags): Promise<void
   const { openStore } = await import('../../store/index.ts');
   const { runExport } = await import('../../report/export/run-export.ts');
   const { createExportProgress } = await import('../export-progress.ts');
-  const store = openStore(ctx.settings().dbPath, { readonly: true });
+  const store = openStore(ctx.settings().dbPath, {
+    readonly: true,
+    onReadOnlyFolder: sayReadOnlyFolder,
+  });
   try {
     const summary = await runExport(
       store,
@@ -134,10 +149,13 @@ async function exportRows(ctx: CommandContext, given: ExportFlags): Promise<void
         source: flags.source,
         uniqueUrls: flags.uniqueUrls,
         fields: flags.fields,
+        csvRaw: flags.csvRaw,
         // Parquet: V8 sized for memory keeps this thread's peak heap (the rows as SQLite hands
         // them over) under the export's 200 MB target; bin/harvest.js leaves the choice to this
         // command. Not for JSONL and CSV: it slows their reader threads.
         sizeForMemory: () => setFlagsFromString('--optimize-for-size'),
+        // A private copy of the database (a read-only folder): no reader thread can open it.
+        ...(store.readsCopy ? { readerThreads: 0 } : {}),
       },
       {
         stdout: process.stdout,

@@ -1,10 +1,12 @@
 /** `harvest report costs`: credits from stored calls, grouped, as a table, JSON, CSV or HTML. */
+import path from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
 import { formatByExtension } from '../../report/export/formats.ts';
 import { COST_GROUPS, type CostGroup } from '../../store/queries/cost-report.ts';
 import type { CommandContext } from '../context.ts';
 import { dashIsStdout, oneOf, parseSince } from '../flags.ts';
+import { sayReadOnlyFolder } from '../read-only-notice.ts';
 
 const FORMATS = ['table', 'json', 'csv', 'html'] as const;
 
@@ -23,6 +25,7 @@ interface CostFlags {
   since?: number;
   format?: (typeof FORMATS)[number];
   out?: string;
+  csvRaw?: boolean;
   compareEstimate?: boolean;
   json?: boolean;
 }
@@ -39,7 +42,42 @@ Examples:
   harvest report costs --by day --since 2026-11-01
   harvest report costs --by run --compare-estimate
   harvest report costs --run 20261122T101500-a1b2 --by outcome --format json
-  harvest report costs --out costs.html         # the format from the extension: html, csv, json`;
+  harvest report costs --out costs.html         # the format from the extension: html, csv, json
+
+A CSV text cell that begins with = + - @, a tab or a CR (a formula to a spreadsheet) is written
+with a leading ' unless --csv-raw; numbers stay numbers.`;
+
+/**
+ * --json asks for JSON; --format, or else --out's extension (c.html), may ask for another. An
+ * extension that names no format written here (c.pdf) is refused rather than guessed.
+ */
+function chooseFormat(flags: CostFlags): (typeof FORMATS)[number] {
+  const fromFile = flags.out ? formatByExtension(flags.out, BY_EXTENSION) : undefined;
+  const extension = flags.out ? path.extname(flags.out) : '';
+  if (extension !== '' && fromFile === undefined && flags.format === undefined && !flags.json) {
+    const known = FORMATS.map(
+      (f) =>
+        `${f} (${Object.keys(BY_EXTENSION)
+          .filter((e) => BY_EXTENSION[e] === f)
+          .join(', ')})`,
+    );
+    throw new UsageError(
+      `cannot write a ${extension} report: report costs writes ${known.join(', ')}; name --out so, or give --format`,
+    );
+  }
+  const asked = flags.format ?? fromFile;
+  const format = flags.json ? 'json' : (asked ?? 'table');
+  if (flags.json && asked !== undefined && asked !== 'json') {
+    const by = flags.format ? `--format ${asked}` : `--out ${flags.out} (${asked})`;
+    throw new UsageError(
+      `--json and ${by} ask for two formats: drop --json, or ask for JSON alone`,
+    );
+  }
+  if (flags.csvRaw && format !== 'csv') {
+    throw new UsageError(`--csv-raw applies to CSV only (the format is ${format})`);
+  }
+  return format;
+}
 
 export function registerReport(program: Command, ctx: CommandContext): void {
   const report = program.command('report').description('Reports over what harvest stored.');
@@ -62,7 +100,14 @@ export function registerReport(program: Command, ctx: CommandContext): void {
       `${FORMATS.join(', ')} (default: from --out's extension, else table)`,
       oneOf(FORMATS),
     )
-    .option('--out <file>', 'write here (completely or not at all); default (and -) stdout')
+    .option(
+      '--out <file>',
+      'write here (completely or not at all); default (and -) stdout; .txt, .json, .csv, .html',
+    )
+    .option(
+      '--csv-raw',
+      "CSV: write text cells as they are, even those a spreadsheet runs as formulas (default: a leading ')",
+    )
     .option('--compare-estimate', "put each run's plan estimate beside its actual cost")
     .option(
       '--json',
@@ -71,19 +116,13 @@ export function registerReport(program: Command, ctx: CommandContext): void {
     .addHelpText('after', HELP)
     .action(async (given: CostFlags) => {
       const flags = dashIsStdout(given);
-      const fromFile = flags.out ? formatByExtension(flags.out, BY_EXTENSION) : undefined;
-      // --json asks for JSON; --format, or else --out's extension (c.html), may ask for another.
-      const asked = flags.format ?? fromFile;
-      const format = flags.json ? 'json' : (asked ?? 'table');
-      if (flags.json && asked !== undefined && asked !== 'json') {
-        const by = flags.format ? `--format ${asked}` : `--out ${flags.out} (${asked})`;
-        throw new UsageError(
-          `--json and ${by} ask for two formats: drop --json, or ask for JSON alone`,
-        );
-      }
+      const format = chooseFormat(flags);
       const { openStore } = await import('../../store/index.ts');
       const { runCostReport } = await import('../../report/costs/run-report.ts');
-      const store = openStore(ctx.settings().dbPath, { readonly: true });
+      const store = openStore(ctx.settings().dbPath, {
+        readonly: true,
+        onReadOnlyFolder: sayReadOnlyFolder,
+      });
       try {
         await runCostReport(
           store,
@@ -94,6 +133,7 @@ export function registerReport(program: Command, ctx: CommandContext): void {
             compareEstimate: flags.compareEstimate,
             format,
             out: flags.out,
+            csvRaw: flags.csvRaw,
           },
           { stdout: process.stdout },
         );

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
 import type { RunOptions } from '../actions/run.ts';
 import type { CommandContext } from '../context.ts';
-import { positiveInt } from '../flags.ts';
+import { concurrency, MAX_CONCURRENCY } from '../flags.ts';
 
 export function registerRun(program: Command, ctx: CommandContext): void {
   program
@@ -14,8 +14,8 @@ export function registerRun(program: Command, ctx: CommandContext): void {
     .option('--local', 'also run the workers in this process (implies --wait)')
     .option(
       '-c, --concurrency <n>',
-      "searches in flight with --local (default: the pipeline's run.concurrency, else 16)",
-      positiveInt,
+      `searches in flight with --local, at most ${MAX_CONCURRENCY} (default: the pipeline's run.concurrency, else 16)`,
+      concurrency,
     )
     .option(
       '--resume <run>',
@@ -31,7 +31,8 @@ export function registerRun(program: Command, ctx: CommandContext): void {
       `
 Ctrl-C of a local run stops it: its queued jobs leave the queue, calls in flight finish and are
 recorded, and the run is 'interrupted' until \`harvest run --resume RUN\`. Ctrl-C again stops at
-once (calls in flight are recorded as lost, cost unknown).
+once (calls in flight are recorded as lost, cost unknown). Ctrl-C while the plan is written
+(before anything is enqueued) leaves any run 'interrupted'; --resume writes the rest of its plan.
 
 Examples:
   harvest run pipelines/bulk-dataset.yaml            # enqueue; \`harvest worker\` runs it

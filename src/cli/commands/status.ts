@@ -1,13 +1,20 @@
-/** `harvest status`: runs and their counts, credits, errors by code, and why a run is paused. */
+/**
+ * `harvest status`: runs and their counts, credits, errors by code, and why a run is paused.
+ *
+ * Over 300 lines: what Redis says beside SQLite (pause, records waiting, feed, workers, calls
+ * in flight) is read and worded here, next to the one report it completes.
+ */
 import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
 import { maskUrl, type Settings } from '../../config.ts';
 import { HarvestError } from '../../errors.ts';
+import { maskUrlSecrets } from '../../log.ts';
 import { assertRedisReachable, createRedis } from '../../queue/connection.ts';
-import { liveWorkersWithRole } from '../../queue/inflight.ts';
+import { liveCallsOfRun, liveWorkersWithRole } from '../../queue/inflight.ts';
 import { harvestKeys, QUEUES } from '../../queue/names.ts';
 import type { WaitingRecords } from '../../queue/store-queue.ts';
+import { keyPauseWords } from '../../run/key-pause-codes.ts';
 import {
   FINISHED_RUN_STATUSES,
   type NotificationRow,
@@ -19,6 +26,8 @@ import { EXIT } from '../exit-codes.ts';
 import { positiveInt } from '../flags.ts';
 import { formatMediaSummary } from '../media-format.ts';
 import { queuesQuiet } from '../queue-probe.ts';
+import { sayReadOnlyFolder } from '../read-only-notice.ts';
+import { terminalText } from '../terminal-text.ts';
 
 /**
  * True when nothing is at `file` yet. A path that cannot be looked at (its folder is a file,
@@ -49,43 +58,56 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
       if (!runId && noDatabaseYet(settings.dbPath)) {
         return print(opts.json ? '[]' : `no runs yet in ${settings.dbPath}`);
       }
-      const store = openStore(settings.dbPath, { readonly: true });
+      const store = openStore(settings.dbPath, {
+        readonly: true,
+        onReadOnlyFolder: sayReadOnlyFolder,
+      });
       try {
         if (!runId) {
           const runs = store.runs.list({ limit: opts.limit });
           if (opts.json) return print(JSON.stringify(runs, null, 2));
           if (runs.length === 0) return print(`no runs yet in ${settings.dbPath}`);
           const { paused } = await queueState(settings);
-          const held = paused && KEY_CODES.has(paused.code) ? ' (paused: API key)' : '';
+          const words = paused && keyPauseWords(paused.code);
+          const held = words ? ` (paused: ${words.label})` : '';
           for (const r of runs) {
             const c = store.tasks.counts(r.id);
             const note = FINISHED_RUN_STATUSES.includes(r.status) ? '' : held;
             print(
-              `${r.id}  ${r.status.padEnd(11)} ${r.pipelineName}  ${c.done}/${c.total} done, ${c.failed} failed  ${new Date(r.createdAt).toISOString()}${r.trigger === 'schedule' ? '  (scheduled)' : ''}${note}`,
+              `${r.id}  ${r.status.padEnd(11)} ${terminalText(r.pipelineName)}  ${c.done}/${c.total} done, ${c.failed} failed  ${new Date(r.createdAt).toISOString()}${r.trigger === 'schedule' ? '  (scheduled)' : ''}${note}`,
             );
           }
-          if (held)
-            print(`search queue paused for the API key: ${paused?.code}: ${paused?.reason}`);
+          if (paused && words) {
+            const why = `${words.label} (${words.status} ${paused.code}): ${paused.reason}`;
+            print(`search queue paused: ${terminalText(why)}`);
+          }
           return;
         }
-        const report = store.runStatus(runId);
-        if (!report)
-          throw new HarvestError('RUN_NOT_FOUND', `no run ${runId} in ${settings.dbPath}`, {
+        const notFound = () =>
+          new HarvestError('RUN_NOT_FOUND', `no run ${runId} in ${settings.dbPath}`, {
             exitCode: EXIT.BAD_INPUT,
           });
-        const queue = await queueState(settings, report.run.id);
+        if (!store.runs.get(runId)) throw notFound();
+        const queue = await queueState(settings, runId);
+        const report = store.runStatus(runId, { inFlightTaskKeys: queue.inFlight?.taskKeys });
+        if (!report) throw notFound();
         if (queue.feed) {
           queue.feed.notFed = store.tasks.countUnfinishedAfter(report.run.id, queue.feed.after);
         }
         if (opts.json) {
           const json = {
             ...report,
+            notification: report.notification && {
+              ...report.notification,
+              url: maskUrlSecrets(report.notification.url),
+            },
             queuePaused: queue.paused ?? null,
             waitingRecords: queue.waiting ?? null,
             feed: queue.feed
               ? { notFed: queue.feed.notFed, feeder: queue.feed.feeder ?? null }
               : null,
             workers: queue.workers ?? null,
+            callsInFlight: queue.inFlight?.calls ?? null,
           };
           return print(JSON.stringify(json, null, 2));
         }
@@ -114,6 +136,11 @@ interface QueueState {
   unreachable?: string;
   /** Live pools on the prefix with the search and the store role (read for one run only). */
   workers?: { search: number; store: number };
+  /**
+   * The run's calls in flight on live workers (the in-flight journal), and the tasks they
+   * search: SQLite shows those tasks queued until their records arrive (read for one run only).
+   */
+  inFlight?: { calls: number; taskKeys: string[] };
 }
 
 /**
@@ -132,7 +159,14 @@ async function queueState(settings: Settings, runId?: string): Promise<QueueStat
   // Read even when the queues are quiet: a window nobody refills is a quiet queue.
   const feed = runId ? await feedOf(redis, settings, runId).catch(() => undefined) : undefined;
   const workers = runId ? await workersOf(redis, settings).catch(() => undefined) : undefined;
-  const extra = { ...withFeed(feed), ...(workers ? { workers } : {}) };
+  const inFlight = runId
+    ? await inFlightOf(redis, settings, runId).catch(() => undefined)
+    : undefined;
+  const extra = {
+    ...withFeed(feed),
+    ...(workers ? { workers } : {}),
+    ...(inFlight ? { inFlight } : {}),
+  };
   if (await queuesQuiet(redis, settings.queuePrefix).catch(() => false)) {
     redis.disconnect();
     return { paused: undefined, waiting: { jobs: 0, events: 0, failedJobs: 0 }, ...extra };
@@ -185,22 +219,32 @@ async function workersOf(redis: Redis, settings: Settings): Promise<QueueState['
   return { search, store };
 }
 
+/** The run's calls in flight on live workers, and the tasks whose searches they are. */
+async function inFlightOf(
+  redis: Redis,
+  settings: Settings,
+  runId: string,
+): Promise<QueueState['inFlight']> {
+  const calls = await liveCallsOfRun(redis, harvestKeys(settings.queuePrefix), runId);
+  const searches = calls.filter((c) => !c.purpose || c.purpose === 'search');
+  return { calls: calls.length, taskKeys: searches.map((c) => c.taskKey) };
+}
+
 const withFeed = (feed: Feed | undefined) => (feed ? { feed } : {});
 
 function formatNotification(n: NotificationRow): string {
   const tries = `${n.attempts} attempt${n.attempts === 1 ? '' : 's'}`;
-  if (n.state === 'delivered') return `delivered to ${n.url} (${tries})`;
-  if (n.state === 'failed') return `FAILED to ${n.url} after ${tries}: ${n.lastError ?? ''}`;
+  const url = maskUrlSecrets(n.url); // its query and credentials may be the receiver's secret
+  if (n.state === 'delivered') return `delivered to ${url} (${tries})`;
+  if (n.state === 'failed') return `FAILED to ${url} after ${tries}: ${n.lastError ?? ''}`;
   return n.attempts === 0
-    ? `${n.url}, once the run has finished`
-    : `${n.url}: retrying (${tries}; last: ${n.lastError ?? ''})`;
+    ? `${url}, once the run has finished`
+    : `${url}: retrying (${tries}; last: ${n.lastError ?? ''})`;
 }
-
-/** Pause codes that belong to the API key rather than to one run. */
-const KEY_CODES = new Set(['UNAUTHORIZED', 'PAYMENT_REQUIRED']);
 
 export function formatReport(r: RunStatusReport, queue: QueueState, nowMs = Date.now()): string {
   const t = r.tasks;
+  const inFlight = queue.inFlight?.calls ? `, ${queue.inFlight.calls} in flight` : '';
   const lines = [
     `run ${r.run.id} (${r.run.pipelineName}): ${r.run.status}`,
     `  tasks    ${t.total}: done ${t.done}, failed ${t.failed}, retrying ${t.retrying}, queued ${t.queued}, running ${t.running}`,
@@ -210,11 +254,19 @@ export function formatReport(r: RunStatusReport, queue: QueueState, nowMs = Date
     lines.push(`  failed   ${failed.map(([code, n]) => `${code} ${n}`).join(', ')}`);
   }
   lines.push(
-    `  calls    ${r.calls.calls}, credits used ${r.calls.creditsUsed}${r.run.maxCredits === null ? '' : ` of ${r.run.maxCredits}`}${r.calls.unknownCostCalls ? ` (+${r.calls.unknownCostCalls} calls of unknown cost)` : ''}`,
+    `  calls    ${r.calls.calls}, credits used ${r.calls.creditsUsed}${r.run.maxCredits === null ? '' : ` of ${r.run.maxCredits}`}${r.calls.unknownCostCalls ? ` (+${r.calls.unknownCostCalls} calls of unknown cost)` : ''}${inFlight}`,
     `  results  ${r.results}, ${r.newUrls} new to the pipeline (URLs it saw first in this run)`,
     ...(r.media ? [`  media    ${formatMediaSummary(r.media, nowMs)}`] : []),
   );
   if (r.notification) lines.push(`  notify   ${formatNotification(r.notification)}`);
+  lines.push(...errorLines(r), ...waitingLines(queue), ...nextStepLines(r, queue));
+  // Messages of the API and of webhook receivers, reasons read from Redis: one line each, and
+  // never a terminal's control sequence.
+  return lines.map(terminalText).join('\n');
+}
+
+function errorLines(r: RunStatusReport): string[] {
+  const lines: string[] = [];
   const byCode = Object.entries(r.errors.callsByCode);
   if (byCode.length > 0) {
     lines.push(`  errors   ${byCode.map(([code, n]) => `${code} ${n}`).join(', ')}`);
@@ -224,18 +276,33 @@ export function formatReport(r: RunStatusReport, queue: QueueState, nowMs = Date
       `    ${e.outcome}${e.status ? ` ${e.status}` : ''} on ${e.taskKey} (attempt ${e.attempt}): ${e.errorMessage ?? ''}`,
     );
   }
-  if (queue.waiting && queue.waiting.jobs > 0) {
-    const events = queue.waiting.events === null ? '' : ` (${queue.waiting.events} records)`;
-    const stuck =
-      queue.waiting.failedJobs > 0
-        ? `, ${queue.waiting.failedJobs} failed for good (retried when a store worker starts or a run resumes)`
-        : '';
-    lines.push(
-      `  waiting  ${queue.waiting.jobs} batches of records for the database${events}${stuck}`,
-    );
-  }
+  return lines;
+}
+
+function waitingLines(queue: QueueState): string[] {
+  if (!queue.waiting || queue.waiting.jobs === 0) return [];
+  const events = queue.waiting.events === null ? '' : ` (${queue.waiting.events} records)`;
+  const stuck =
+    queue.waiting.failedJobs > 0
+      ? `, ${queue.waiting.failedJobs} failed for good (retried when a store worker starts or a run resumes)`
+      : '';
+  return [`  waiting  ${queue.waiting.jobs} batches of records for the database${events}${stuck}`];
+}
+
+/**
+ * What holds the run and what to do next. A queued or running run waits for workers (start
+ * `harvest worker`); one paused for the API key or its credits, interrupted or cancelled has
+ * no job a worker would take: only `harvest run --resume` brings it back.
+ */
+function nextStepLines(r: RunStatusReport, queue: QueueState): string[] {
+  const lines: string[] = [];
   const unfinished = !FINISHED_RUN_STATUSES.includes(r.run.status);
-  if (unfinished && queue.feed && (queue.feed.notFed ?? 1) > 0) {
+  const stopped = r.run.status === 'interrupted' || r.run.status === 'cancelled';
+  const reason =
+    (unfinished ? queue.paused : undefined) ??
+    (r.run.pausedReason ? { code: 'PAUSED', reason: r.run.pausedReason } : undefined);
+  const goesOn = unfinished && !stopped;
+  if (goesOn && queue.feed && (queue.feed.notFed ?? 1) > 0) {
     const notFed = queue.feed.notFed === undefined ? 'tasks' : `${queue.feed.notFed} tasks`;
     lines.push(
       queue.feed.feeder
@@ -243,28 +310,35 @@ export function formatReport(r: RunStatusReport, queue: QueueState, nowMs = Date
         : `  window   ${notFed} wait in SQLite for the queue window, and no store worker feeds them: start \`harvest worker\` on the database host`,
     );
   }
-  const workers = queue.workers;
-  if (unfinished && workers && t.queued + t.retrying + t.running > 0) {
-    const missing = [
-      ...(workers.search === 0 ? ['search'] : []),
-      ...(workers.store === 0 ? ['store'] : []),
-    ];
-    if (missing.length > 0) {
-      const where = workers.store === 0 ? ' on the database host' : '';
-      lines.push(
-        `  workers  none live with the ${missing.join(' or the ')} role: its tasks wait; start \`harvest worker\`${where}`,
-      );
-    }
+  const missing = goesOn && !reason ? missingRoles(r, queue.workers) : [];
+  if (missing.length > 0) {
+    const where = missing.includes('store') ? ' on the database host' : '';
+    lines.push(
+      `  workers  none live with the ${missing.join(' or the ')} role: its tasks wait; start \`harvest worker\`${where}`,
+    );
   }
-  const reason =
-    (unfinished ? queue.paused : undefined) ??
-    (r.run.pausedReason ? { code: 'PAUSED', reason: r.run.pausedReason } : undefined);
   if (reason) {
-    const whose = KEY_CODES.has(reason.code) ? ' (the API key: every unfinished run waits)' : '';
+    const words = keyPauseWords(reason.code);
+    const whose = words ? ` (${words.label}: every unfinished run waits)` : '';
     lines.push(`  PAUSED   ${reason.code}${whose}: ${reason.reason}`);
-    lines.push(`  resume   harvest run --resume ${r.run.id} --wait`);
-  } else if (r.run.status === 'interrupted' || r.run.status === 'cancelled') {
-    lines.push(`  resume   harvest run --resume ${r.run.id} --wait`);
   }
-  return lines.join('\n');
+  if (reason || stopped) lines.push(resumeLine(r.run.id, queue.workers));
+  return lines;
+}
+
+/** The roles no live worker has, of those the run's unfinished tasks need. */
+function missingRoles(r: RunStatusReport, workers: QueueState['workers']): string[] {
+  const t = r.tasks;
+  if (!workers || t.queued + t.retrying + t.running === 0) return [];
+  return [...(workers.search === 0 ? ['search'] : []), ...(workers.store === 0 ? ['store'] : [])];
+}
+
+/**
+ * How to resume: `--wait` leaves the run to the live workers; with none (or when Redis did not
+ * say), `--local` works it in the command itself.
+ */
+function resumeLine(runId: string, workers: QueueState['workers']): string {
+  return workers && workers.search > 0 && workers.store > 0
+    ? `  resume   harvest run --resume ${runId} --wait`
+    : `  resume   harvest run --resume ${runId} --local (or --wait, once \`harvest worker\` runs)`;
 }

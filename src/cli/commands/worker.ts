@@ -12,9 +12,14 @@ import { assertRedisReachable } from '../../queue/connection.ts';
 import { openStore, type Store } from '../../store/index.ts';
 import type { CommandContext } from '../context.ts';
 import { EXIT } from '../exit-codes.ts';
-import { port, positiveInt } from '../flags.ts';
+import { concurrency, MAX_CONCURRENCY, port, positiveInt } from '../flags.ts';
 import { migrationNotice } from '../migration-notice.ts';
-import { isRedisConnectionLog, type RedisWatchEvents, watchRedis } from '../redis-watch.ts';
+import {
+  isMissingJobLog,
+  isRedisConnectionLog,
+  type RedisWatchEvents,
+  watchRedis,
+} from '../redis-watch.ts';
 import { onStopSignals } from '../signals.ts';
 
 interface WorkerOptions {
@@ -53,7 +58,12 @@ export function registerWorker(program: Command, ctx: CommandContext): void {
       parseRoles,
       [...ROLES],
     )
-    .option('-c, --concurrency <n>', 'searches in flight in this process', positiveInt, 16)
+    .option(
+      '-c, --concurrency <n>',
+      `searches in flight in this process, at most ${MAX_CONCURRENCY} (more: start more workers)`,
+      concurrency,
+      16,
+    )
     .option(
       '--lock-duration <ms>',
       'how long a job stays claimed by a worker that stopped answering',
@@ -83,14 +93,20 @@ Examples:
 /** Runs a pool until a stop signal, then stops it gracefully (a second signal forces it). */
 async function runWorker(ctx: CommandContext, opts: WorkerOptions): Promise<void> {
   const settings = ctx.settings();
-  // Redis going away is logged once by the watch below: its repeats stay out of the logs.
+  // Set once Redis has gone away or lost its keys: jobs in hand then end on missing keys.
+  const redisLost = { value: false };
+  // Redis going away is logged once by the watch below: its repeats stay out of the logs, and
+  // so do the jobs it took with it.
   const logger = createLogger({
     level: settings.logLevel ?? 'info',
     format: settings.logFormat,
-    drop: isRedisConnectionLog,
+    drop: (line) => isRedisConnectionLog(line) || (redisLost.value && isMissingJobLog(line)),
   });
   await assertRedisReachable(settings.redisUrl);
-  const watch = await watchRedis(settings.redisUrl, settings.queuePrefix, redisNotices(logger));
+  const notices = redisNotices(logger, () => {
+    redisLost.value = true;
+  });
+  const watch = await watchRedis(settings.redisUrl, settings.queuePrefix, notices);
   let store: Store | undefined;
   let metrics: ServedMetrics | undefined;
   let pool: Pool | undefined;
@@ -134,19 +150,23 @@ async function runWorker(ctx: CommandContext, opts: WorkerOptions): Promise<void
   logger.info('worker stopped');
 }
 
-/** What the worker says as Redis goes away and comes back. */
-function redisNotices(logger: Logger): RedisWatchEvents {
+/** What the worker says as Redis goes away and comes back; `lost` is told it may have lost data. */
+function redisNotices(logger: Logger, lost: () => void): RedisWatchEvents {
   return {
-    lost: (where, reason) =>
-      logger.warn({ reason }, `Redis at ${where} is not reachable: waiting for it to come back`),
+    lost: (where, reason) => {
+      lost();
+      logger.warn({ reason }, `Redis at ${where} is not reachable: waiting for it to come back`);
+    },
     back: (keptData) =>
       keptData
         ? logger.info('Redis is back: working on')
         : logger.warn(
             `Redis came back without its data (it restarted without saving): ${JOBS_GONE}`,
           ),
-    emptied: () =>
-      logger.warn(`Redis lost its data (its keys were deleted while it answered): ${JOBS_GONE}`),
+    emptied: () => {
+      lost();
+      logger.warn(`Redis lost its data (its keys were deleted while it answered): ${JOBS_GONE}`);
+    },
   };
 }
 

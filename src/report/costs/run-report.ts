@@ -1,6 +1,7 @@
 /** `harvest report costs`: builds the report and writes it in the chosen format. */
 import type { Store } from '../../store/index.ts';
-import { databaseFiles, openFileOutput, streamOutput } from '../export/output.ts';
+import { databaseFiles, openFileOutput } from '../export/file-output.ts';
+import { stdoutOutput } from '../export/output.ts';
 import { buildCostReport, type CostReport, type CostReportOptions } from './build.ts';
 import { buildCostCharts, type CostCharts } from './charts.ts';
 import { renderHtml } from './html.ts';
@@ -13,6 +14,8 @@ export interface RunCostReportOptions extends CostReportOptions {
   format: CostFormat;
   /** Output file (written whole or not at all); stdout when absent. */
   out?: string;
+  /** CSV: text cells as they are, even those a spreadsheet would run as a formula. */
+  csvRaw?: boolean;
 }
 
 /** A report and, for HTML, its charts. */
@@ -42,9 +45,13 @@ export function costReportData(
   });
 }
 
-export function renderCostReport({ report, charts }: CostReportData, format: CostFormat): string {
+export function renderCostReport(
+  { report, charts }: CostReportData,
+  format: CostFormat,
+  { csvRaw = false }: { csvRaw?: boolean | undefined } = {},
+): string {
   if (format === 'json') return renderJson(report);
-  if (format === 'csv') return renderCsv(report);
+  if (format === 'csv') return renderCsv(report, { csvRaw });
   if (format === 'html' && charts) return renderHtml(report, charts);
   return `${renderTable(report)}\n`;
 }
@@ -57,10 +64,10 @@ export async function runCostReport(
   const data = costReportData(store, options);
   const output =
     options.out === undefined
-      ? streamOutput(io.stdout)
-      : openFileOutput(options.out, databaseFiles(store.path));
+      ? stdoutOutput(io.stdout)
+      : await openFileOutput(options.out, databaseFiles(store.path));
   try {
-    await output.write(renderCostReport(data, options.format));
+    await output.write(renderCostReport(data, options.format, options));
     await output.commit();
   } catch (error) {
     output.abort();

@@ -1,5 +1,6 @@
 /** Cost reports as an aligned text table (stdout), as CSV, and as JSON. */
 import Papa from 'papaparse';
+import { FORMULA_START } from '../export/csv.ts';
 import type { CostReport } from './build.ts';
 import { costColumns, creditsText, csvExtras } from './columns.ts';
 
@@ -37,13 +38,15 @@ export function renderTable(report: CostReport): string {
   ].join('\n');
 }
 
-export function renderCsv(report: CostReport): string {
+/** CSV; a text cell a spreadsheet would run as a formula gets a leading `'`, unless `csvRaw`. */
+export function renderCsv(report: CostReport, { csvRaw = false } = {}): string {
   const columns = [...costColumns(report), ...csvExtras(report)];
   const data = [
     columns.map((c) => c.name),
     ...report.rows.map((r) => columns.map((c) => c.value(r))),
   ];
-  return `${Papa.unparse(data, { newline: '\r\n' })}\r\n`;
+  const escapeFormulae = csvRaw ? false : FORMULA_START;
+  return `${Papa.unparse(data, { newline: '\r\n', escapeFormulae })}\r\n`;
 }
 
 export function renderJson(report: CostReport): string {

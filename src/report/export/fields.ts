@@ -7,10 +7,18 @@ import {
   type ExportKind,
 } from '../../store/queries/export-columns.ts';
 
-/** Every column of `kind` when `fields` is empty or absent; throws UsageError on unknown names. */
+/**
+ * Every column of `kind` when `fields` is absent; throws UsageError on unknown names, and on an
+ * empty list (`--fields ""`: a list that names nothing is a mistake, not "all").
+ */
 export function resolveFields(kind: ExportKind, fields?: readonly string[]): ExportColumn[] {
   const all = EXPORT_COLUMNS[kind];
-  if (fields === undefined || fields.length === 0) return [...all];
+  if (fields === undefined) return [...all];
+  if (fields.length === 0) {
+    throw new UsageError(
+      `--fields names no column: list at least one, or leave it out for all (fields: ${all.map((c) => c.name).join(', ')})`,
+    );
+  }
   const byName = new Map(all.map((c) => [c.name, c]));
   const chosen: ExportColumn[] = [];
   const seen = new Set<string>();

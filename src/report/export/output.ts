@@ -1,66 +1,73 @@
 /**
- * Where an export goes: a file, written under a temporary name beside it and renamed into place
- * only once complete (so a failed or interrupted export leaves no partial file), or stdout,
- * with backpressure, stopping quietly when the reader goes away (`harvest export | head`).
+ * Where an export goes, once open: a file descriptor written from a buffer of our own (a file,
+ * a device, a FIFO, stdout on a file or a device), or a stream (stdout on a pipe or a terminal,
+ * a socket), with backpressure. A reader that goes away (EPIPE: `harvest export | head`) ends
+ * the export quietly; any other failed write (a full disk, an I/O error) is an error, exit 3.
+ * `--out FILE` chooses among them by what is at FILE (file-output.ts).
  */
-import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Writable } from 'node:stream';
+import tty from 'node:tty';
 import { HarvestError } from '../../errors.ts';
 import type { Chunk } from './encoder.ts';
+import { systemErrorText } from './system-error.ts';
 
 export interface ExportOutput {
   /** Writes a chunk; resolves at once unless the destination asks to wait. */
   write(chunk: Chunk): Promise<void>;
-  /** True once the reader of stdout went away: stop writing, it is not an error. */
+  /** True once the reader (of stdout, a FIFO, a socket) went away: stop writing, it is not an error. */
   readonly gone: boolean;
   /**
    * True when the last `write` was done with the bytes it was given once it resolved (written,
-   * or copied), so the caller may fill them again. A file's writes always are. A stream that
-   * writes to a file descriptor (stdout, a file stream) counts a piece as pending until the
-   * operating system has taken it: when none is pending, every piece given so far is out of
-   * its hands. Any other stream may keep the bytes it was given (a PassThrough hands them on
-   * as they are), so it never gets them back.
+   * or copied), so the caller may fill them again. A file descriptor's writes always are. A
+   * stream that writes to a file descriptor (stdout, a file stream) counts a piece as pending
+   * until the operating system has taken it: when none is pending, every piece given so far is
+   * out of its hands. Any other stream may keep the bytes it was given (a PassThrough hands
+   * them on as they are), so it never gets them back.
    */
   readonly copies: boolean;
-  /** Completes the output (renames the file into place). */
+  /** Completes the output (writes what is buffered; renames a file into place). */
   commit(): Promise<void>;
-  /** Removes what was written (the temporary file); idempotent. */
+  /** Stops: removes what was written where it can (a file's partial file); idempotent. */
   abort(): void;
 }
 
-function pieces(chunk: Chunk): (string | Uint8Array)[] {
+export function pieces(chunk: Chunk): (string | Uint8Array)[] {
   if (typeof chunk === 'string') return chunk.length > 0 ? [chunk] : [];
   if (chunk instanceof Uint8Array) return chunk.byteLength > 0 ? [chunk] : [];
   return [...chunk];
 }
 
-function cannotWrite(file: string, error: unknown): HarvestError {
-  const reason = (error as NodeJS.ErrnoException).code ?? String(error);
-  const text: Record<string, string> = {
-    ENOENT: 'its folder does not exist',
-    EACCES: 'permission denied',
-    EROFS: 'read-only file system',
-    EISDIR: 'it is a folder',
-    ENOTDIR: 'a part of its path is not a folder',
-  };
-  return new HarvestError('OUTPUT_UNWRITABLE', `cannot write ${file}: ${text[reason] ?? reason}`, {
-    exitCode: 2,
+/** `what` (a file, `stdout`) failed while written to: the environment's doing, exit 3. */
+export function writeFailed(what: string, error: unknown): HarvestError {
+  const target = what === 'stdout' ? 'to stdout' : what;
+  return new HarvestError('OUTPUT_FAILED', `cannot write ${target}: ${systemErrorText(error)}`, {
+    exitCode: 3,
     cause: error,
   });
 }
 
+function isClosedPipe(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException).code === 'EPIPE';
+}
+
 /** Bytes gathered before a write to the file: few system calls, one buffer for the whole export. */
 export const FILE_BUFFER_BYTES = 1024 * 1024;
+
+/** Writes all of `bytes`: a write may take fewer (a disk filling up), and the next one says why. */
+function writeAll(fd: number, bytes: Uint8Array, from = 0): void {
+  for (let at = from; at < bytes.byteLength; ) {
+    at += fs.writeSync(fd, bytes, at, bytes.byteLength - at);
+  }
+}
 
 /**
  * Text and bytes gathered into one buffer, reused from write to write, and written out when it
  * is full: a write of a batch's text then costs no allocation of its own (which, for buffers of
  * a few hundred KB, is a fresh mapping and its page faults each time) and no system call.
  */
-class FileBuffer {
+export class FileBuffer {
   readonly #bytes = Buffer.allocUnsafe(FILE_BUFFER_BYTES);
   #size = 0;
 
@@ -73,8 +80,12 @@ class FileBuffer {
     const direct = most > (typeof piece === 'string' ? this.#bytes.length : this.#bytes.length / 2);
     if (direct || this.#size + most > this.#bytes.length) this.flush();
     if (direct) {
-      if (typeof piece === 'string') fs.writeSync(this.fd, piece);
-      else fs.writeSync(this.fd, piece, 0, piece.byteLength);
+      if (typeof piece !== 'string') writeAll(this.fd, piece);
+      else {
+        const written = fs.writeSync(this.fd, piece);
+        // Rare (text of over a million characters, a disk filling up): the rest as bytes.
+        if (written < Buffer.byteLength(piece)) writeAll(this.fd, Buffer.from(piece), written);
+      }
     } else if (typeof piece === 'string') {
       this.#size += this.#bytes.write(piece, this.#size);
     } else {
@@ -84,115 +95,56 @@ class FileBuffer {
   }
 
   flush(): void {
-    let at = 0;
-    while (at < this.#size) at += fs.writeSync(this.fd, this.#bytes, at, this.#size - at);
+    const size = this.#size;
     this.#size = 0;
-  }
-}
-
-/** The database at `dbPath` and the files SQLite keeps beside it (its WAL, shared memory, journal). */
-export function databaseFiles(dbPath: string): string[] {
-  return ['', '-wal', '-shm', '-journal'].map((suffix) => `${dbPath}${suffix}`);
-}
-
-/** `file` with its folder's symbolic links resolved (the folder may not exist: then as given). */
-function canonical(file: string): string {
-  const resolved = path.resolve(file);
-  try {
-    return path.join(fs.realpathSync(path.dirname(resolved)), path.basename(resolved));
-  } catch {
-    return resolved;
+    writeAll(this.fd, this.#bytes.subarray(0, size));
   }
 }
 
 /**
- * Refuses a target that is one of `keep` (the database and its companions): written over, the
- * database is gone, with every record it held. Compared by path and, for files that exist, as
- * the same file (a hard link, a symbolic link).
+ * Writes to a file descriptor through a `FileBuffer`. `what` names it in errors; `owned`: the
+ * descriptor is closed at the end (not stdout's).
  */
-function refuseKept(file: string, target: string, keep: readonly string[]): void {
-  const at = fs.statSync(target, { throwIfNoEntry: false });
-  for (const kept of keep) {
-    const other = fs.statSync(kept, { throwIfNoEntry: false });
-    const same =
-      canonical(kept) === canonical(target) ||
-      (at !== undefined && other !== undefined && at.dev === other.dev && at.ino === other.ino);
-    if (same) {
-      throw new HarvestError(
-        'OUTPUT_IS_DATABASE',
-        `cannot write ${file}: it is harvest's database (${kept}); choose another file`,
-        { exitCode: 2 },
-      );
-    }
-  }
-}
-
-/**
- * Opens the temporary file beside `file` now, so an unwritable path fails before any work.
- * `keep`: files the output must never replace (the database: `databaseFiles`).
- */
-export function openFileOutput(file: string, keep: readonly string[] = []): ExportOutput {
-  const target = path.resolve(file);
-  if (fs.existsSync(target) && fs.statSync(target).isDirectory()) {
-    throw cannotWrite(file, Object.assign(new Error('EISDIR'), { code: 'EISDIR' }));
-  }
-  refuseKept(file, target, keep);
-  const temp = path.join(
-    path.dirname(target),
-    `.${path.basename(target)}.${process.pid}-${randomBytes(4).toString('hex')}.partial`,
-  );
-  let fd: number;
-  try {
-    fd = fs.openSync(temp, 'wx');
-  } catch (error) {
-    throw cannotWrite(file, error);
-  }
-  let open = true;
-  const removeNow = () => {
-    if (open) fs.closeSync(fd);
-    open = false;
-    fs.rmSync(temp, { force: true });
-  };
-  // Interrupted (Ctrl-C, kill): remove the temporary file, then die of the signal as usual.
-  const onSignal = (signal: NodeJS.Signals) => {
-    removeNow();
-    process.kill(process.pid, signal);
-  };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  const forget = () => {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
-  };
+export function descriptorOutput(fd: number, what: string, owned: boolean): ExportOutput {
   const buffer = new FileBuffer(fd);
+  let gone = false;
+  let open = owned;
+  const close = () => {
+    if (!open) return;
+    open = false;
+    try {
+      fs.closeSync(fd);
+    } catch {
+      // nothing more to write through it
+    }
+  };
+  const attempt = (step: () => void) => {
+    if (gone) return;
+    try {
+      step();
+    } catch (error) {
+      if (!isClosedPipe(error)) throw writeFailed(what, error);
+      gone = true;
+    }
+  };
   return {
-    gone: false,
+    get gone() {
+      return gone;
+    },
     copies: true,
     async write(chunk) {
-      try {
+      attempt(() => {
         for (const piece of pieces(chunk)) buffer.add(piece);
-      } catch (error) {
-        throw cannotWrite(file, error);
-      }
+      });
     },
     async commit() {
       try {
-        buffer.flush();
-        fs.fsyncSync(fd);
-        fs.closeSync(fd);
-        open = false;
-        fs.renameSync(temp, target);
-      } catch (error) {
-        removeNow();
-        throw cannotWrite(file, error);
+        attempt(() => buffer.flush());
       } finally {
-        forget();
+        close();
       }
     },
-    abort() {
-      removeNow();
-      forget();
-    },
+    abort: close,
   };
 }
 
@@ -211,19 +163,18 @@ async function drained(stream: NodeJS.WritableStream): Promise<void> {
   }
 }
 
-/** Writes to a stream (stdout); a closed pipe (EPIPE) ends the export quietly. */
-export function streamOutput(stream: NodeJS.WritableStream): ExportOutput {
+/** Writes to a stream; a closed pipe (EPIPE) ends the export quietly. `what` names it in errors. */
+export function streamOutput(stream: NodeJS.WritableStream, what = 'stdout'): ExportOutput {
   let gone = false;
   let failure: Error | undefined;
   const onError = (error: NodeJS.ErrnoException) => {
-    if (error.code === 'EPIPE') gone = true;
-    else failure = error;
+    if (isClosedPipe(error)) gone = true;
+    else failure ??= error;
   };
   stream.on('error', onError);
   const toDescriptor = typeof (stream as { fd?: unknown }).fd === 'number';
   const check = () => {
-    if (failure)
-      throw new HarvestError('OUTPUT_FAILED', `cannot write the export: ${failure.message}`);
+    if (failure) throw writeFailed(what, failure);
   };
   return {
     get gone() {
@@ -249,4 +200,27 @@ export function streamOutput(stream: NodeJS.WritableStream): ExportOutput {
       stream.off('error', onError);
     },
   };
+}
+
+/** True when `fd` takes blocking writes that report each failure: a file, a device (not a terminal). */
+function writesInPlace(fd: number): boolean {
+  try {
+    const stat = fs.fstatSync(fd);
+    return stat.isFile() || (stat.isCharacterDevice() && !tty.isatty(fd));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The output for `stdout`. On a file or a device, process.stdout's writes drop what a write did
+ * not take (a disk filling up loses the end of the export without a word): its descriptor is
+ * written from our own buffer then, every byte or an error. A pipe, a socket or a terminal
+ * keeps the stream.
+ */
+export function stdoutOutput(stream: NodeJS.WritableStream): ExportOutput {
+  if (stream === process.stdout && writesInPlace(process.stdout.fd)) {
+    return descriptorOutput(process.stdout.fd, 'stdout', false);
+  }
+  return streamOutput(stream);
 }

@@ -23,6 +23,8 @@ export interface PageReaderData {
   query: ExportQuery;
   /** Parquet: rows of a row group at most (a page holds no more). */
   rowGroupRows?: number;
+  /** CSV: text cells as they are, formulas included (csv.ts). */
+  csvRaw?: boolean | undefined;
 }
 /** A call to a reader: a page to read, and buffers of pages written out already, to fill again (moved). */
 export interface PageCall {

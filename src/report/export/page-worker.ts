@@ -24,9 +24,9 @@ const CHUNK_BYTES = 1024 * 1024;
 
 const port = parentPort;
 if (!port) throw new Error('page-worker.ts runs only as a worker thread');
-const { dbPath, format, query, rowGroupRows } = workerData as PageReaderData;
+const { dbPath, format, query, rowGroupRows, csvRaw } = workerData as PageReaderData;
 const store = openExportConnection(dbPath);
-const encode = format === 'csv' ? csvLines(query.columns) : jsonlLines(query.columns);
+const encode = format === 'csv' ? csvLines(query.columns, { csvRaw }) : jsonlLines(query.columns);
 const builder =
   format === 'parquet' ? new RowGroupBuilder(query.columns, { rowGroupRows }) : undefined;
 

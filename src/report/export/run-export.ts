@@ -29,9 +29,10 @@ import {
 import { createCsvEncoder } from './csv.ts';
 import type { RowEncoder } from './encoder.ts';
 import { resolveFields } from './fields.ts';
+import { databaseFiles, openFileOutput } from './file-output.ts';
 import type { ExportFormat } from './formats.ts';
 import { createJsonlEncoder } from './jsonl.ts';
-import { databaseFiles, type ExportOutput, openFileOutput, streamOutput } from './output.ts';
+import { type ExportOutput, stdoutOutput } from './output.ts';
 import { type Page, type PageReaders, startPageReaders } from './page-readers.ts';
 import {
   createParquetEncoder,
@@ -79,6 +80,11 @@ export interface ExportOptions extends Omit<RunFilterInput, 'kind'> {
   sizeForMemory?: () => void;
   /** Rows of a page a reader thread reads; default 2,048. */
   pageRows?: number;
+  /**
+   * CSV: write text cells as they are, even those a spreadsheet would run as a formula (csv.ts);
+   * default false: such cells get a leading `'`.
+   */
+  csvRaw?: boolean;
 }
 
 /** Pages asked for before the one being written is done: enough to keep every reader busy. */
@@ -103,11 +109,10 @@ export interface ExportSummary {
 }
 
 function encoderFor(
-  format: ExportFormat,
-  columns: Parameters<typeof createCsvEncoder>[0],
-  rowGroupRows: number | undefined,
+  { format, rowGroupRows, csvRaw }: ExportOptions,
+  columns: readonly ExportColumn[],
 ): RowEncoder | ParquetEncoder {
-  if (format === 'csv') return createCsvEncoder(columns);
+  if (format === 'csv') return createCsvEncoder(columns, { csvRaw });
   if (format === 'parquet') return createParquetEncoder(columns, { rowGroupRows });
   return createJsonlEncoder(columns);
 }
@@ -132,9 +137,9 @@ export async function runExport(
   });
   const output =
     options.out === undefined
-      ? streamOutput(io.stdout)
-      : openFileOutput(options.out, databaseFiles(store.path));
-  const encoder = encoderFor(options.format, columns, options.rowGroupRows);
+      ? stdoutOutput(io.stdout)
+      : await openFileOutput(options.out, databaseFiles(store.path));
+  const encoder = encoderFor(options, columns);
   let rows = 0;
   try {
     if (io.progress) {
@@ -202,7 +207,10 @@ async function exportRows(
   if (first === undefined || start === undefined || format === 'parquet') {
     return pump(store.exports.iterate(query), encoder, output, batchRows, progress);
   }
-  const readers = startPageReaders({ dbPath: store.path, format, query }, threads);
+  const readers = startPageReaders(
+    { dbPath: store.path, format, query, csvRaw: options.csvRaw },
+    threads,
+  );
   try {
     const pages = new PageQueue(store, query, readers, first, options.pageRows ?? 2_048);
     // The readers start on the next pages while this thread exports the first one.

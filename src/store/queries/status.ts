@@ -4,7 +4,7 @@ import type { Tables } from '../apply-events.ts';
 import type { CallError, CallSummary } from '../calls.ts';
 import type { NotificationRow, NotificationsTable } from '../notifications.ts';
 import type { RunRow } from '../runs.ts';
-import type { TaskCounts } from '../tasks.ts';
+import type { TaskCounts, TasksTable } from '../tasks.ts';
 import type { MediaReports, MediaSummary } from './media-report.ts';
 
 export interface RunStatusReport {
@@ -34,6 +34,12 @@ export interface RunStatusReport {
 export interface RunStatusOptions {
   /** How many recent failed calls to include; default 5. */
   recentErrors?: number;
+  /**
+   * Keys of the run's tasks whose call is in flight (from the in-flight journal in Redis):
+   * counted as `running`. SQLite keeps a task `queued` or `retrying` until its call's record
+   * arrives, so without them no task ever reads as running.
+   */
+  inFlightTaskKeys?: readonly string[];
 }
 
 /** The tables a run's status reads, and its media summary. */
@@ -58,7 +64,7 @@ export function createRunStatus(db: Database, t: StatusTables): RunStatusFn {
     );
     return {
       run,
-      tasks: t.tasks.counts(runId),
+      tasks: withCallsInFlight(t.tasks, runId, options.inFlightTaskKeys ?? []),
       calls,
       results: t.results.count(runId),
       newUrls: t.seenUrls.countFirstSeenIn(runId),
@@ -73,4 +79,21 @@ export function createRunStatus(db: Database, t: StatusTables): RunStatusFn {
       },
     };
   });
+}
+
+/** The run's task counts, its queued or retrying tasks with a call in flight moved to running. */
+function withCallsInFlight(
+  tasks: TasksTable,
+  runId: string,
+  inFlight: readonly string[],
+): TaskCounts {
+  const counts = tasks.counts(runId);
+  for (const key of new Set(inFlight)) {
+    const status = tasks.get(runId, key)?.status;
+    if (status === 'queued' || status === 'retrying') {
+      counts[status] -= 1;
+      counts.running += 1;
+    }
+  }
+  return counts;
 }

@@ -1,7 +1,7 @@
 /** Number flags: plain decimal digits only (`Number` alone takes 0x10, 1e1 and ''). */
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { port, positiveInt } from '../../../src/cli/flags.ts';
+import { concurrency, MAX_CONCURRENCY, port, positiveInt } from '../../../src/cli/flags.ts';
 
 describe('number flags', () => {
   it('positiveInt takes decimal digits >= 1 only', () => {
@@ -13,6 +13,16 @@ describe('number flags', () => {
     }
     expect(() => positiveInt('99999999999999999999')).toThrow(InvalidArgumentError);
     expect(() => positiveInt('0x10')).toThrow('expected a whole number >= 1, in decimal digits');
+  });
+
+  it('concurrency takes decimal digits from 1 to MAX_CONCURRENCY only', () => {
+    expect(MAX_CONCURRENCY).toBe(10_000);
+    expect(concurrency('1')).toBe(1);
+    expect(concurrency('10000')).toBe(10_000);
+    for (const bad of ['0', '10001', '99999999', '1e4', '', '-1', '0x10']) {
+      expect(() => concurrency(bad), JSON.stringify(bad)).toThrow(InvalidArgumentError);
+    }
+    expect(() => concurrency('99999999')).toThrow('expected a whole number from 1 to 10000');
   });
 
   it('port takes decimal digits from 0 to 65535 only', () => {

@@ -40,6 +40,17 @@ describe('formatSummary', () => {
     expect(formatSummary(progress(), '/data/harvest.db')).not.toContain('new to the pipeline');
   });
 
+  it("shows a pause's reason with its control characters escaped", () => {
+    const paused = progress({
+      status: 'running',
+      paused: { code: 'PAYMENT_REQUIRED', reason: 'HTTP 402: \u001b[2Jno credits\r\nforged' },
+    });
+    expect(formatSummary(paused, '/d.db')).toContain(
+      '  PAUSED  PAYMENT_REQUIRED: HTTP 402: \\x1b[2Jno credits\\r\\nforged',
+    );
+    expect(formatSummary(paused, '/d.db')).not.toContain('\u001b');
+  });
+
   it('shows calls of unknown cost beside the credits, never as zero credits alone', () => {
     const summary = formatSummary(progress({ creditsUsed: 0, unknownCostCalls: 12 }), '/d.db');
     expect(summary).toContain('  calls   45, credits used 0 (+12 calls of unknown cost)');

@@ -68,6 +68,14 @@ describe('reportError', () => {
     });
   });
 
+  it("escapes the service's control characters on stderr; --json keeps the message exact", () => {
+    capture();
+    const message = 'HTTP 402: \u001b]0;owned\u0007\u001b[2J\rcredits\nforged';
+    expect(reportError(new PaymentRequiredError(message, { status: 402 }), [], true)).toBe(3);
+    expect(err).toEqual(['harvest: HTTP 402: \\x1b]0;owned\\x07\\x1b[2J\\rcredits\\nforged']);
+    expect(JSON.parse(out.join('')).error.message).toBe(message);
+  });
+
   it('usage errors of commander become JSON too, help and version stay exit 0', () => {
     capture();
     const usage = new CommanderError(1, 'commander.missingMandatoryOptionValue', 'error: no --url');

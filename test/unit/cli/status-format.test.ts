@@ -92,3 +92,64 @@ describe('harvest status of one run', () => {
     ).not.toContain('window');
   });
 });
+
+describe('harvest status of one run: what comes from outside, and what to do next', () => {
+  it("escapes a receiver's and the API's control characters, one line each", () => {
+    const r = report(row({ state: 'failed', attempts: 3, lastError: 'HTTP 500: \u001b[2J\rok\n' }));
+    r.errors.recent = [
+      {
+        taskKey: 'k1',
+        attempt: 1,
+        outcome: 'SERVER_ERROR',
+        status: 500,
+        errorMessage: 'HTTP 500: \u001b]0;owned\u0007',
+        startedAt: 0,
+      },
+    ];
+    const text = formatReport(r, noQueue);
+    expect(text).toContain('after 3 attempts: HTTP 500: \\x1b[2J\\rok\\n');
+    expect(text).toContain('    SERVER_ERROR 500 on k1 (attempt 1): HTTP 500: \\x1b]0;owned\\x07');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: what must not be printed.
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+  });
+
+  it('names a 402 as out of credits and a 401 as the API key', () => {
+    const running = report(null);
+    running.run.status = 'running';
+    const paused = (code: string) =>
+      formatReport(running, { ...noQueue, paused: { code, reason: 'why' } })
+        .split('\n')
+        .find((l) => l.startsWith('  PAUSED'));
+    expect(paused('PAYMENT_REQUIRED')).toBe(
+      '  PAUSED   PAYMENT_REQUIRED (out of credits: every unfinished run waits): why',
+    );
+    expect(paused('UNAUTHORIZED')).toBe(
+      '  PAUSED   UNAUTHORIZED (the API key: every unfinished run waits): why',
+    );
+  });
+
+  it('a stopped or paused run is resumed; a running one waits for workers', () => {
+    const run = (status: RunStatusReport['run']['status']) => {
+      const r = report(null);
+      r.run.status = status;
+      r.tasks = { queued: 2, running: 0, retrying: 0, done: 0, failed: 0, total: 2 };
+      return r;
+    };
+    const none = { ...noQueue, workers: { search: 0, store: 0 } };
+    const live = { ...noQueue, workers: { search: 1, store: 1 } };
+    expect(formatReport(run('running'), none)).toContain('start `harvest worker`');
+    expect(formatReport(run('running'), none)).not.toContain('resume');
+    for (const status of ['interrupted', 'cancelled'] as const) {
+      expect(formatReport(run(status), none)).not.toContain('start `harvest worker`');
+      expect(formatReport(run(status), none)).toContain(
+        '  resume   harvest run --resume r1 --local (or --wait, once `harvest worker` runs)',
+      );
+      expect(formatReport(run(status), live)).toContain(
+        '  resume   harvest run --resume r1 --wait',
+      );
+    }
+    const held = { ...none, paused: { code: 'PAYMENT_REQUIRED', reason: 'why' } };
+    expect(formatReport(run('running'), held)).not.toContain('start `harvest worker`');
+    expect(formatReport(run('running'), held)).toContain('  resume   harvest run --resume r1');
+  });
+});

@@ -30,7 +30,7 @@ describe('isLoopbackHost', () => {
 });
 
 describe('dashboardCredentials', () => {
-  const creds = { user: 'ops', password: 'pw' };
+  const creds = { user: 'ops', password: 'correct horse battery' };
 
   it('leaves loopback open unless credentials are configured', () => {
     expect(dashboardCredentials('127.0.0.1', undefined)).toBeUndefined();
@@ -51,6 +51,37 @@ describe('dashboardCredentials', () => {
     expect((refusal as UsageError).message).toMatchInlineSnapshot(
       `"refusing to serve the dashboard on 0.0.0.0 without a password: set HARVEST_DASHBOARD_USER and HARVEST_DASHBOARD_PASSWORD, or keep the default --host 127.0.0.1"`,
     );
+  });
+});
+
+describe('the dashboard password beyond loopback', () => {
+  const refusalOf = (host: string, password: string) => {
+    try {
+      dashboardCredentials(host, { user: 'ops', password });
+      return undefined;
+    } catch (error) {
+      return error as UsageError;
+    }
+  };
+
+  it('needs 16 characters at least, counted as characters', () => {
+    for (const host of ['0.0.0.0', '::', '10.0.0.5', 'dashboard.internal']) {
+      const refusal = refusalOf(host, 'x');
+      expect(refusal, host).toBeInstanceOf(UsageError);
+      expect(refusal?.exitCode).toBe(2);
+    }
+    expect(refusalOf('0.0.0.0', 'x')?.message).toBe(
+      'refusing to serve the dashboard on 0.0.0.0 with a short password: HARVEST_DASHBOARD_PASSWORD needs 16 characters at least beyond loopback (a random one: `openssl rand -hex 16`)',
+    );
+    expect(refusalOf('0.0.0.0', 'correct horse15')).toBeInstanceOf(UsageError);
+    expect(refusalOf('0.0.0.0', 'correct horse 16')).toBeUndefined();
+    // 15 characters of two bytes each are still 15 characters.
+    expect(refusalOf('0.0.0.0', 'é'.repeat(15))).toBeInstanceOf(UsageError);
+  });
+
+  it('takes any password on loopback, where the host is the boundary', () => {
+    expect(refusalOf('127.0.0.1', 'x')).toBeUndefined();
+    expect(refusalOf('localhost', 'x')).toBeUndefined();
   });
 });
 

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { hostAllowed, judgeAddress, parseV6 } from '../../../src/media/address.ts';
+import {
+  hostAllowed,
+  judgeAddress,
+  originEntry,
+  parseAllowEntry,
+  parseV6,
+} from '../../../src/media/address.ts';
 
 const range = (address: string) => {
   const v = judgeAddress(address);
@@ -75,6 +81,32 @@ describe('judgeAddress', () => {
     expect(range('2002:808:808::1')).toBe('allowed');
   });
 
+  it('decodes IPv4-mapped ::ffff:0:0/96 and translated ::ffff:0:0:0/96, then applies the IPv4 rule', () => {
+    for (const [mapped, v4] of [
+      ['::ffff:127.0.0.1', '127.0.0.1'],
+      ['0:0:0:0:0:ffff:a9fe:a9fe', '169.254.169.254'],
+      ['::ffff:c0a8:101', '192.168.1.1'],
+      ['::ffff:0:127.0.0.1', '127.0.0.1'],
+      ['::ffff:0:a9fe:a9fe', '169.254.169.254'],
+      ['::ffff:0:a00:1', '10.0.0.1'],
+      ['::ffff:0:808:808', '8.8.8.8'],
+      ['::ffff:0:0', '0.0.0.0'],
+    ] as const) {
+      expect(range(mapped), mapped).toBe(range(v4));
+    }
+    expect(range('::ffff:0:a9fe:a9fe')).toBe('metadata');
+    expect(range('::ffff:0:808:808')).toBe('allowed');
+  });
+
+  it('refuses local-use NAT64 64:ff9b:1::/48 whatever address it embeds', () => {
+    expect(range('64:ff9b:1::a00:1')).toBe('private');
+    expect(range('64:ff9b:1::808:808')).toBe('private');
+    expect(range('64:ff9b:1:ffff:ffff::1')).toBe('private');
+    // Its neighbours are judged as before.
+    expect(range('64:ff9b:2::808:808')).toBe('allowed');
+    expect(range('64:ff9b::808:808')).toBe('allowed');
+  });
+
   it('allows public IPv6 addresses; refuses what is not an address', () => {
     expect(range('2606:4700:4700::1111')).toBe('allowed');
     expect(range('2a00:1450:4001:80b::200e')).toBe('allowed');
@@ -106,5 +138,38 @@ describe('hostAllowed', () => {
     expect(hostAllowed('127.0.0.1', allowed)).toBe(true);
     expect(hostAllowed('::1', allowed)).toBe(true);
     expect(hostAllowed('127.0.0.2', allowed)).toBe(false);
+  });
+});
+
+describe('allow-list entries with a port', () => {
+  it('read name, *.suffix or IP literal, with a port or without', () => {
+    expect(parseAllowEntry('media.internal')).toEqual({ host: 'media.internal', port: undefined });
+    expect(parseAllowEntry('Media.Internal.:8080')).toEqual({ host: 'media.internal', port: 8080 });
+    expect(parseAllowEntry('*.files.example:443')).toEqual({ host: '*.files.example', port: 443 });
+    expect(parseAllowEntry('10.0.0.5:3002')).toEqual({ host: '10.0.0.5', port: 3002 });
+    expect(parseAllowEntry('::1')).toEqual({ host: '::1', port: undefined });
+    expect(parseAllowEntry('[::1]')).toEqual({ host: '::1', port: undefined });
+    expect(parseAllowEntry('[::1]:3002')).toEqual({ host: '::1', port: 3002 });
+  });
+
+  it('exempt the host on that port only', () => {
+    const allowed = ['127.0.0.1:3002', '[::1]:3002', 'hooks.internal'];
+    expect(hostAllowed('127.0.0.1', allowed, 3002)).toBe(true);
+    expect(hostAllowed('127.0.0.1', allowed, 6379)).toBe(false);
+    expect(hostAllowed('127.0.0.1', allowed)).toBe(false);
+    expect(hostAllowed('[::1]', allowed, 3002)).toBe(true);
+    expect(hostAllowed('::1', allowed, 22)).toBe(false);
+    expect(hostAllowed('hooks.internal', allowed, 22)).toBe(true);
+  });
+
+  it("the API's origin: its host and its port, the scheme's default when none is written", () => {
+    expect(originEntry('http://127.0.0.1:3002')).toBe('127.0.0.1:3002');
+    expect(originEntry('https://api.firecrawl.dev')).toBe('api.firecrawl.dev:443');
+    expect(originEntry('http://localhost/')).toBe('localhost:80');
+    expect(originEntry('http://[::1]:3002/')).toBe('[::1]:3002');
+    const api = [originEntry('http://127.0.0.1:3002')];
+    expect(hostAllowed('127.0.0.1', api, 3002)).toBe(true);
+    // Every other port on the API's host is under the address rule (Redis on 6379, say).
+    expect(hostAllowed('127.0.0.1', api, 6379)).toBe(false);
   });
 });

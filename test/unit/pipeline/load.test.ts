@@ -60,11 +60,11 @@ describe('loading', () => {
     `);
   });
 
-  it('reports YAML syntax errors with positions', () => {
+  it('reports YAML syntax errors with positions, an unclosed bracket where it opens', () => {
     expect(messages(yaml(['name: demo', 'name: again', 'searches: [']))).toMatchInlineSnapshot(`
       [
         "p.yaml:2:1 (file): Map keys must be unique",
-        "p.yaml:4:1 (file): Flow sequence in block collection must be sufficiently indented and end with a ]",
+        "p.yaml:3:11 (file): Flow sequence in block collection must be sufficiently indented and end with a ]",
       ]
     `);
   });

@@ -97,4 +97,17 @@ describe('cost reports', () => {
     expect(renderTable(report)).toContain('note: no calls recorded for this selection');
     expect(report.totals).toMatchObject({ calls: 0, creditsUsed: 0, creditsPerResult: null });
   });
+
+  it("writes a text cell a spreadsheet would run as a formula with a leading ', numbers as they are", () => {
+    const store = stores.open({ now: () => T0 });
+    seedRun(store, { runId: 'run-f', pipeline: '=HYPERLINK("http://x","y")', taskCount: 1 });
+    store.applyEvents([callEvent('run-f', 't0', { startedAt: T0, creditsUsed: 3 })]);
+    const report = buildCostReport(store, { by: 'pipeline', nowMs: T0 });
+    const safe = renderCsv(report);
+    expect(safe.split('\r\n')[1]).toMatch(/^"'=HYPERLINK\(""http:\/\/x"",""y""\)",1,0,3,/);
+    const rows = parseCsv(safe, { columns: true }) as Record<string, string>[];
+    expect(rows[0]).toMatchObject({ pipeline: `'=HYPERLINK("http://x","y")`, credits: '3' });
+    const raw = parseCsv(renderCsv(report, { csvRaw: true }), { columns: true });
+    expect(raw[0]).toMatchObject({ pipeline: '=HYPERLINK("http://x","y")', credits: '3' });
+  });
 });

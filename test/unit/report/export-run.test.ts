@@ -59,6 +59,16 @@ describe('runExport', () => {
     });
   });
 
+  it('refuses --fields that names no column (`--fields ""`), rather than writing them all', async () => {
+    const store = seeded();
+    const dir = stores.dir();
+    const empty = await rejects(store, { fields: [], out: path.join(dir, 'x.csv') }, dir);
+    expect(empty).toMatchObject({ code: 'USAGE', exitCode: 2 });
+    expect(empty?.message).toMatch(
+      /^--fields names no column: list at least one.*\(fields: run_id, /,
+    );
+  });
+
   it('refuses flags that do not fit together', async () => {
     const store = seeded();
     const cases: [Partial<ExportOptions>, string][] = [

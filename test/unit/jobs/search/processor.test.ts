@@ -173,9 +173,10 @@ function searchJobs(input: {
       return waitFor(
         `job ${id} back from a dead worker to end`,
         async () => {
-          const job = await queue.getJob(id);
-          const state = await job?.getState();
-          return state === 'completed' || state === 'failed' ? job : undefined;
+          // The state first, then the job: read the other way round, a job that ends between
+          // the two reads would come without its return value.
+          const state = await queue.getJobState(id);
+          return state === 'completed' || state === 'failed' ? queue.getJob(id) : undefined;
         },
         { timeoutMs: 10_000 },
       ) as Promise<Job>;
