@@ -14,6 +14,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { HarvestError } from '../errors.ts';
+import { statIfExists } from '../files.ts';
 
 export const PARTIAL_DIR = '.partial';
 
@@ -186,7 +187,7 @@ export async function placeFile(input: {
 }): Promise<Placed> {
   const final = path.join(input.root, contentPath(input.sha256, input.ext));
   const relPath = path.relative(input.dataDir, final).split(path.sep).join('/');
-  const existing = fsSync.statSync(final, { throwIfNoEntry: false });
+  const existing = statIfExists(final);
   await inDir(path.dirname(final), () => renameFile(input.partial, final));
   await fsyncDir(path.dirname(final));
   return { relPath, existed: existing?.isFile() === true && existing.size === input.bytes };

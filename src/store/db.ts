@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Sqlite, { type Database } from 'better-sqlite3';
 import { HarvestError } from '../errors.ts';
+import { statIfExists } from '../files.ts';
 import { type ApplyEvents, createApplyEvents } from './apply-events.ts';
 import { type CallsTable, createCallsTable } from './calls.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -133,7 +134,7 @@ export function openStore(dbPath: string, options: OpenStoreOptions = {}): Store
   const readonly = options.readonly ?? false;
   let info: fs.Stats | undefined;
   try {
-    info = fs.statSync(file, { throwIfNoEntry: false });
+    info = statIfExists(file);
   } catch (error) {
     throw folderError(file, path.dirname(file), error);
   }
@@ -224,7 +225,7 @@ function refuseForeign(db: Database, file: string): void {
 
 /** A file's identity (device and inode), or undefined when there is none at `file`. */
 function identityOf(file: string): string | undefined {
-  const info = fs.statSync(file, { throwIfNoEntry: false });
+  const info = statIfExists(file);
   return info ? `${info.dev}:${info.ino}` : undefined;
 }
 

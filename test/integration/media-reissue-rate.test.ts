@@ -33,8 +33,9 @@ describe('media re-issues and the shared rate limit', () => {
     h = await startHarness({
       sandbox: { timeScale: 0.0005, rateLimitPerMinute: 4, rateLimitWindowMs: 2000 },
     });
-    const searchPool = await h.startPool({ roles: ['search', 'store'], concurrency: 4 });
-    // Phase 1: media searches; the pool meets the limit once and learns it.
+    const searchPool = await h.startPool({ roles: ['search', 'store'], concurrency: 8 });
+    // Phase 1: media searches, 8 at once against 4 a window: the pool meets the limit and
+    // learns it (with 4 at once, two waves could fall on either side of a window boundary).
     const a = await startRun(h.runtime, h.writePipeline('a', pipeline('reissue-media', 8, true)), {
       logger: h.logger,
     });

@@ -4,11 +4,11 @@
  * Over 300 lines: what Redis says beside SQLite (pause, records waiting, feed, workers, calls
  * in flight) is read and worded here, next to the one report it completes.
  */
-import { statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
 import { maskUrl, type Settings } from '../../config.ts';
 import { HarvestError } from '../../errors.ts';
+import { statIfExists } from '../../files.ts';
 import { maskUrlSecrets } from '../../log.ts';
 import { assertRedisReachable, createRedis } from '../../queue/connection.ts';
 import { liveCallsOfRun, liveWorkersWithRole } from '../../queue/inflight.ts';
@@ -35,7 +35,7 @@ import { terminalText } from '../terminal-text.ts';
  */
 function noDatabaseYet(file: string): boolean {
   try {
-    return statSync(file, { throwIfNoEntry: false }) === undefined;
+    return statIfExists(file) === undefined;
   } catch {
     return false;
   }

@@ -14,6 +14,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { HarvestError } from '../../errors.ts';
+import { lstatIfExists, statIfExists } from '../../files.ts';
 import {
   descriptorOutput,
   type ExportOutput,
@@ -72,9 +73,9 @@ function canonical(file: string): string {
  * the same file (a hard link, a symbolic link).
  */
 function refuseKept(file: string, target: string, keep: readonly string[]): void {
-  const at = fs.statSync(target, { throwIfNoEntry: false });
+  const at = statIfExists(target);
   for (const kept of keep) {
-    const other = fs.statSync(kept, { throwIfNoEntry: false });
+    const other = statIfExists(kept);
     const same =
       canonical(kept) === canonical(target) ||
       (at !== undefined && other !== undefined && at.dev === other.dev && at.ino === other.ino);
@@ -95,7 +96,7 @@ const MAX_LINKS = 40;
 function followLinks(file: string): string {
   let at = path.resolve(file);
   for (let links = 0; links <= MAX_LINKS; links++) {
-    if (!fs.lstatSync(at, { throwIfNoEntry: false })?.isSymbolicLink()) return at;
+    if (!lstatIfExists(at)?.isSymbolicLink()) return at;
     at = path.resolve(fs.realpathSync(path.dirname(at)), fs.readlinkSync(at));
   }
   throw errno('ELOOP');
@@ -114,7 +115,7 @@ export async function openFileOutput(
   try {
     // What the path ends at, as the system follows it: /dev/stdout's links end at a pipe that
     // has no path of its own.
-    stat = fs.statSync(file, { throwIfNoEntry: false });
+    stat = statIfExists(file);
     target = stat === undefined || stat.isFile() ? followLinks(file) : path.resolve(file);
   } catch (error) {
     throw cannotWrite(file, error);
