@@ -317,6 +317,23 @@ describe('refusals', () => {
     );
   });
 
+  it('export --out with an extension that names no format: exit 2, not JSONL under that name', async () => {
+    const out = path.join(dir, 'results.xlsx');
+    const cli = await harvest(['export', '--out', out]);
+    expect(cli.code).toBe(2);
+    expect(cli.stderr).toBe(
+      'harvest: cannot write a .xlsx export: export writes jsonl (.jsonl, .ndjson), csv (.csv), parquet (.parquet); name --out so, or give --format\n',
+    );
+    expect(fs.existsSync(out)).toBe(false);
+    const asked = await harvest(['export', '--format', 'csv', '--out', out]);
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(fs.readFileSync(out, 'utf8')).toBe(await expected(['export', '--format', 'csv']));
+    // No extension at all (a device, a FIFO, a plain name): JSONL.
+    const plain = path.join(dir, 'results');
+    expect((await harvest(['export', '--out', plain])).code).toBe(0);
+    expect(fs.readFileSync(plain, 'utf8')).toBe(await expected(['export']));
+  });
+
   it('--fields "" is refused, not read as every field', async () => {
     const cli = await harvest(['export', '--fields', '']);
     expect(cli.code).toBe(2);

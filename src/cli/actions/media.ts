@@ -8,6 +8,7 @@ import { findOrphans, type Orphans, verifyFiles } from '../../media/verify.ts';
 import { MEDIA_STATUSES, type MediaCounts, openStore, type Store } from '../../store/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import { sayReadOnlyFolder } from '../read-only-notice.ts';
+import { terminalText } from '../terminal-text.ts';
 
 function print(text: string): void {
   process.stdout.write(`${text}\n`);
@@ -71,7 +72,7 @@ export function formatMediaCounts(
     `  stored    ${c.files} files, ${formatBytes(c.bytesStored)} under ${dataDir}`,
   );
   for (const f of c.failures) {
-    lines.push(`  ${f.status.padEnd(9)} ${f.code} ${f.count}: ${f.message}`);
+    lines.push(`  ${f.status.padEnd(9)} ${f.code} ${f.count}: ${terminalText(f.message)}`);
   }
   return lines.join('\n');
 }

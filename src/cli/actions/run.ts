@@ -29,8 +29,14 @@ import type { CommandContext } from '../context.ts';
 import { EXIT } from '../exit-codes.ts';
 import { printMigration } from '../migration-notice.ts';
 import { createProgressView, formatSummary } from '../progress.ts';
-import { isRedisConnectionLog, type RedisWatch, watchRedis } from '../redis-watch.ts';
+import {
+  isMissingJobLog,
+  isRedisConnectionLog,
+  type RedisWatch,
+  watchRedis,
+} from '../redis-watch.ts';
 import { onStopSignals, restoreTerminal } from '../signals.ts';
+import { terminalText } from '../terminal-text.ts';
 
 /**
  * Exit codes: 0 every task done (and its media saved, when followed), 1 some task failed or
@@ -63,11 +69,6 @@ interface Started {
 const lostJobs = { value: false };
 /** Set once Redis has gone away: jobs it may have lost are expected to be missing then. */
 const redisLost = { value: false };
-
-function isMissingJobLog(line: { err?: unknown }): boolean {
-  const message = (line.err as { message?: unknown } | undefined)?.message;
-  return typeof message === 'string' && message.startsWith('Missing key for job');
-}
 
 /** How long `run --wait` waits for a worker before it says none is taking jobs, in ms. */
 const NO_WORKER_NOTICE_MS = 10_000;
@@ -183,14 +184,14 @@ class RunSession {
         // Said as it happens: the check may wait for the service a while.
         onRetry: ({ error, attempt, maxAttempts, waitMs }) =>
           process.stderr.write(
-            `checking the API key: ${error.message}; again in ${(waitMs / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${maxAttempts})\n`,
+            `checking the API key: ${terminalText(error.message)}; again in ${(waitMs / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${maxAttempts})\n`,
           ),
       });
       if (probe.kind === 'lifted') {
         process.stderr.write(`the API key works again: the search queue is resumed\n`);
       } else if (probe.kind === 'no-key') {
         process.stderr.write(
-          `warning: the search queue is paused for the API key (${probe.pause.code}: ${probe.pause.reason}); ` +
+          `warning: the search queue is paused for the API key (${probe.pause.code}: ${terminalText(probe.pause.reason)}); ` +
             'set HARVEST_API_KEY here so harvest can check it, or resume a run once it is fixed\n',
         );
       }

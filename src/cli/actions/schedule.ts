@@ -31,9 +31,11 @@ import { DEFAULT_TZ, formatInZone, isoInZone, upcomingTimes } from '../../schedu
 import { openStore, type TickRow } from '../../store/index.ts';
 import { resolvePipelinePaths } from '../commands/validate.ts';
 import { EXIT } from '../exit-codes.ts';
+import { terminalLines } from '../terminal-text.ts';
 
+/** Names, paths and reasons come from files and Redis: their control characters are escaped. */
 function print(text: string): void {
-  process.stdout.write(`${text}\n`);
+  process.stdout.write(`${terminalLines(text)}\n`);
 }
 
 /** The runs queue, for the duration of `use`. */

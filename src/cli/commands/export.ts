@@ -1,4 +1,5 @@
 /** `harvest export`: results, calls or tasks out of SQLite as JSONL, CSV or Parquet, streamed. */
+import path from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
@@ -54,8 +55,22 @@ Examples:
   harvest export --pipeline weekly-research --since 2026-11-01 --fields url,title,first_seen_at --out new.parquet
   harvest export --of calls --run 20261122T101500-a1b2 --format csv --out calls.csv`;
 
+/**
+ * The format from --out's extension. A name with no extension (a device, a FIFO) means JSONL; an
+ * extension that names no format (`.xlsx`, `.json`) is refused rather than written as JSONL.
+ */
+function formatOfOut(out: string): ExportFormat {
+  const format = formatOfFile(out);
+  if (format) return format;
+  const ext = path.extname(path.basename(out));
+  if (ext === '') return 'jsonl';
+  throw new UsageError(
+    `cannot write a ${ext} export: export writes jsonl (.jsonl, .ndjson), csv (.csv), parquet (.parquet); name --out so, or give --format`,
+  );
+}
+
 function chooseFormat(flags: ExportFlags): ExportFormat {
-  const format = flags.format ?? (flags.out ? formatOfFile(flags.out) : undefined) ?? 'jsonl';
+  const format = flags.format ?? (flags.out ? formatOfOut(flags.out) : 'jsonl');
   if (format === 'parquet' && !flags.out && process.stdout.isTTY) {
     throw new UsageError('Parquet is binary: give --out FILE, or pipe stdout elsewhere');
   }
@@ -109,7 +124,7 @@ function addExportOptions(command: Command): Command {
     .option('--fields <list>', 'comma-separated columns, in output order (default: all)', parseList)
     .option(
       '--format <format>',
-      `${EXPORT_FORMATS.join(', ')} (default: from --out's extension, else jsonl)`,
+      `${EXPORT_FORMATS.join(', ')} (default: from --out's extension; jsonl when it has none)`,
       oneOf(EXPORT_FORMATS),
     )
     .option('--out <file>', 'write here (completely or not at all); default (and -) stdout')
