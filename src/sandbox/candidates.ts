@@ -2,10 +2,13 @@
  * Candidate results of one query: a host from the query's sites, domain filters, categories
  * or the default pools, a path and a title built from its words, kept when they satisfy the
  * query (`satisfies`). What every candidate of a query shares is worked out once, in its plan.
+ * Each result of a ranking is drawn from its own random stream, seeded by the ranking and its
+ * id, so a ranking can be read to any depth and reordered without changing its results.
  */
 import type { CategoryType } from '../contract/index.ts';
-import type { Random } from './faults.ts';
+import { createRandom, type Random } from './faults.ts';
 import { type Candidate, type DomainFilters, type QueryConstraints, satisfies } from './query.ts';
+import { mix } from './world.ts';
 
 export const WEB_HOSTS = [
   'en.wikipedia.org',
@@ -185,25 +188,33 @@ function candidate(plan: Plan, i: number, pool: readonly string[], random: Rando
   };
 }
 
-/** Up to `count` candidates that satisfy the query, from at most 3 x count attempts. */
-export function fitting(
+/** A result of a ranking, with the random stream it was drawn from (for its other fields). */
+export interface Ranked extends Fitted {
+  random: Random;
+}
+
+/** Tries per ranking position to draw a result that satisfies the query. */
+const ATTEMPTS = 3;
+
+/**
+ * The result with id `id` in the ranking seeded `rankingSeed`: the first of 3 candidates drawn
+ * for it that satisfies the query, or undefined (the position stays empty). It depends only on
+ * the ranking and the id, so it is the same whatever the limit, epoch or position.
+ */
+export function rankedResult(
   plan: Plan,
-  count: number,
+  id: number,
   pool: readonly string[],
-  random: Random,
-): Fitted[] {
-  const out: Fitted[] = [];
-  const seen = new Set<string>();
-  for (let i = 0; out.length < count && i < count * 3; i++) {
-    const item = candidate(plan, i, pool, random);
-    if (seen.has(item.url)) continue;
+  rankingSeed: number,
+): Ranked | undefined {
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const random = createRandom(mix(mix(rankingSeed, id), attempt));
+    const item = candidate(plan, id, pool, random);
     // Without constraints only a malformed URL fails, and the generator's own hosts and
     // paths always form valid ones.
     const fits =
       (plan.unconstrained && KNOWN_HOSTS.has(item.host)) || satisfies(item, plan.c, plan.filters);
-    if (!fits) continue;
-    seen.add(item.url);
-    out.push(item);
+    if (fits) return Object.assign(item, { random });
   }
-  return out;
+  return undefined;
 }

@@ -5,6 +5,12 @@
  */
 import { UsageError } from '../errors.ts';
 import { DEFAULT_WINDOW_MS, RATE_LIMIT_MODES, type RateLimitMode } from './rate-limit.ts';
+import {
+  type ContentMode,
+  type EpochShares,
+  type ResolvedWorld,
+  resolveWorld,
+} from './world-options.ts';
 
 /** One accepted API key. */
 export interface SandboxKey {
@@ -76,8 +82,18 @@ export interface SandboxOptions {
    * `hostedServiceWarnings` in src/contract/hosted-service.ts. Default false: the reference only.
    */
   hostedRules?: boolean;
+  /**
+   * Answer every 200 of a search with this `creditsUsed` (and charge it), an implausible bill
+   * such as 1e15. Default: what the request costs.
+   */
+  inflatedCredits?: number;
   /** Injected fault probabilities. Default none. */
   faults?: FaultRates;
+  /**
+   * Send the body of every 200 search answer at this rate, in bytes per second (a peer that
+   * trickles; the headers go at once). Default: at once.
+   */
+  apiTrickleBytesPerSecond?: number;
   /** Simulated latency of API requests in ms. Default none. */
   latency?: LatencyRange;
   /** Multiplier of media URL lifetimes (0.001 makes one hour 3.6 s). Default 1. */
@@ -88,6 +104,12 @@ export interface SandboxOptions {
   mediaPadBytes?: number;
   /** Seed of results and faults; the same seed and requests give the same answers. Default 0. */
   seed?: number;
+  /** The epoch the world starts in (see world.ts; `POST /_sandbox/epoch` advances it). Default 0. */
+  epoch?: number;
+  /** What changes per epoch: content 0.1, rank 0.05, churn 0.05 by default (see world.ts). */
+  epochShares?: Partial<EpochShares>;
+  /** Scraped content: `short` sentences or real-sized `corpus` pages. Default `short`. */
+  content?: ContentMode;
   /** Clock in epoch ms, for tests. Default `Date.now`. */
   now?: () => number;
 }
@@ -107,11 +129,14 @@ export interface ResolvedOptions {
   retryAfterHeader: boolean;
   hostedRules: boolean;
   faults: Required<FaultRates>;
+  apiTrickleBytesPerSecond: number | undefined;
+  inflatedCredits: number | undefined;
   latency: LatencyRange | undefined;
   timeScale: number;
   mediaFaults: ResolvedMediaFaults;
   mediaPadBytes: number;
   seed: number;
+  world: ResolvedWorld;
   now: () => number;
 }
 
@@ -140,11 +165,14 @@ export function resolveOptions(options: SandboxOptions = {}): ResolvedOptions {
     retryAfterHeader: options.retryAfterHeader ?? false,
     hostedRules: options.hostedRules ?? false,
     faults: normaliseFaults(options.faults),
+    apiTrickleBytesPerSecond: options.apiTrickleBytesPerSecond,
+    inflatedCredits: options.inflatedCredits,
     latency: options.latency,
     timeScale,
     mediaFaults: normaliseMediaFaults(options.mediaFaults),
     mediaPadBytes: options.mediaPadBytes ?? 0,
     seed: options.seed ?? 0,
+    world: resolveWorld(options),
     now: options.now ?? Date.now,
   };
 }

@@ -1,22 +1,34 @@
 /**
- * Deterministic search results. The same canonical request and seed give the same results; the
- * count varies by query (most fill `limit`, some return fewer, a few none), per source type.
- * Candidates are built to fit the query operators and domain filters, and only those that
- * `satisfies` accepts are kept, so every returned result really matches the query.
+ * Deterministic search results, ranked like a search engine's: each source has one ranking per
+ * query, filters and source options, and a request answers its top `limit`, so a smaller limit
+ * gives a prefix of a larger one's answer. A ranking's length varies by query (most are longer
+ * than any limit, some short, a few empty). Results are built to fit the query operators and
+ * domain filters, and only those that `satisfies` accepts are kept, so every returned result
+ * really matches the query. Rankings change from epoch to epoch as world.ts describes.
  */
-import type { CategoryType, NormalisedSearchRequest, SourceType } from '../contract/index.ts';
+
+import { canonicalJson } from '../contract/canonical-json.ts';
 import {
-  type Fitted,
-  fitting,
+  type CategoryType,
+  LIMITS,
+  type NormalisedSearchRequest,
+  type SourceType,
+} from '../contract/index.ts';
+import {
   KNOWN_HOSTS,
   NEWS_HOSTS,
+  type Plan,
   pick,
   planOf,
+  type Ranked,
+  rankedResult,
   WEB_HOSTS,
 } from './candidates.ts';
 import { createRandom, type Random } from './faults.ts';
 import { parseQuery, type QueryConstraints, type Size, sizeSatisfies } from './query.ts';
-import { canonicalRequest, seedOf } from './request-key.ts';
+import { seedOf } from './request-key.ts';
+import { rankedIds } from './world.ts';
+import { DEFAULT_EPOCH_SHARES, type EpochShares } from './world-options.ts';
 
 export interface WebItem {
   title: string;
@@ -49,9 +61,13 @@ export interface ResultSet {
   images?: ImageItem[];
 }
 
-/** Share of queries answering no result at all, and share answering fewer than `limit`. */
+/**
+ * Share of queries answering no result at all, of source rankings that are empty, and of
+ * source rankings that are short (1..SHORT_MAX results); the others hold LIMITS.search.limitMax.
+ */
 const EMPTY_SHARE = 0.05;
-const PARTIAL_SHARE = 0.3;
+const SHORT_SHARE = 0.3;
+const SHORT_MAX = 20;
 
 const IMAGE_SIZES: Size[] = [
   { width: 640, height: 480 },
@@ -73,12 +89,12 @@ const NEWS_DATES = Array.from({ length: 365 }, (_, days) =>
   new Date(Date.UTC(2026, 0, 1) - days * 86_400_000).toISOString().slice(0, 10),
 );
 
-/** How many results a source answers for this query: limit, fewer, or none. */
-function countFor(limit: number, random: Random): number {
+/** How many results the ranking of one source holds for this query: none, a few, or the most. */
+function rankingLength(random: Random): number {
   const r = random();
   if (r < EMPTY_SHARE) return 0;
-  if (r < EMPTY_SHARE + PARTIAL_SHARE) return Math.max(1, Math.floor(random() * limit));
-  return limit;
+  if (r < EMPTY_SHARE + SHORT_SHARE) return 1 + Math.floor(random() * SHORT_MAX);
+  return LIMITS.search.limitMax;
 }
 
 function newsDate(random: Random): string {
@@ -97,7 +113,7 @@ function imageSize(c: QueryConstraints, random: Random): Size {
   return size;
 }
 
-function webItems(items: Fitted[]): WebItem[] {
+function webItems(items: Ranked[]): WebItem[] {
   const out: WebItem[] = [];
   for (const { url, title, text, category } of items) {
     out.push(
@@ -107,26 +123,27 @@ function webItems(items: Fitted[]): WebItem[] {
   return out;
 }
 
-function newsItems(items: Fitted[], random: Random): NewsItem[] {
+function newsItems(items: Ranked[]): NewsItem[] {
   const out: NewsItem[] = [];
   for (let i = 0; i < items.length; i++) {
-    const { url, title, text } = items[i]!;
+    const { url, title, text, random } = items[i]!;
     out.push({
       title,
       snippet: text,
       url,
       date: newsDate(random),
-      imageUrl: `${url.replace(/\/[^/]*$/, '')}/images/${i + 1}.jpg`,
+      // The item's own picture, whatever its position.
+      imageUrl: `${url.replace(/\/[^/]*$/, '')}/images/${1 + Math.floor(random() * 1000)}.jpg`,
       position: i + 1,
     });
   }
   return out;
 }
 
-function imageItems(items: Fitted[], c: QueryConstraints, random: Random): ImageItem[] {
+function imageItems(items: Ranked[], c: QueryConstraints): ImageItem[] {
   const out: ImageItem[] = [];
   for (let i = 0; i < items.length; i++) {
-    const { url, title, host } = items[i]!;
+    const { url, title, host, random } = items[i]!;
     const size = imageSize(c, random);
     // The origin of a URL on one of the generator's own hosts needs no parsing.
     const origin = KNOWN_HOSTS.has(host) ? `https://${host}` : new URL(url).origin;
@@ -142,20 +159,68 @@ function imageItems(items: Fitted[], c: QueryConstraints, random: Random): Image
   return out;
 }
 
+/** The request fields that decide a ranking (not `limit`, scrape options, billing or client). */
+function rankingFields(request: NormalisedSearchRequest) {
+  return {
+    query: request.query,
+    includeDomains: request.includeDomains,
+    excludeDomains: request.excludeDomains,
+    tbs: request.tbs,
+    location: request.location,
+    country: request.country,
+    lang: request.lang,
+    safe: request.safe,
+    filter: request.filter,
+  };
+}
+
 /**
- * The results of a validated, normalised request. `seed` is the sandbox seed; the query seed is
- * a hash of the canonical request (`canonicalRequest(request)`, passed in when known) and it.
- * `data` holds keys only for sources with results.
+ * The top `limit` results of a ranking at `epoch`: the ranking's results in order, skipping
+ * positions whose result does not satisfy the query. A smaller limit gives a prefix of a
+ * larger one's answer.
+ */
+function topOfRanking(
+  plan: Plan,
+  pool: readonly string[],
+  rankingSeed: number,
+  limit: number,
+  world: WorldAt,
+): Ranked[] {
+  const random = createRandom(rankingSeed);
+  const length = rankingLength(random);
+  const ids = rankedIds(rankingSeed, length, world.epoch, world.shares);
+  const out: Ranked[] = [];
+  const seen = new Set<string>();
+  for (let position = 0; position < length && out.length < limit; position++) {
+    const item = rankedResult(plan, ids ? ids[position]! : position, pool, rankingSeed);
+    if (!item || seen.has(item.url)) continue;
+    seen.add(item.url);
+    out.push(item);
+  }
+  return out;
+}
+
+/** The epoch to answer for and what changes from one epoch to the next. */
+export interface WorldAt {
+  epoch: number;
+  shares: EpochShares;
+}
+
+const WORLD_AT_START: WorldAt = { epoch: 0, shares: DEFAULT_EPOCH_SHARES };
+
+/**
+ * The results of a validated, normalised request at an epoch of the world. Each source has one
+ * ranking per seed, query, filters and source options (whatever the limit or scrape options),
+ * and answers its top `limit`. `data` holds keys only for sources with results.
  */
 export function generateResults(
   request: NormalisedSearchRequest,
   seed: number,
-  canonical: string = canonicalRequest(request),
+  world: WorldAt = WORLD_AT_START,
 ): ResultSet {
   const out: ResultSet = {};
   // A few queries find nothing at all, whatever the options.
   if (createRandom(seedOf(`${seed}\n${request.query}`))() < EMPTY_SHARE) return out;
-  const base = seedOf(`${seed}\n${canonical}`);
   const categories: CategoryType[] = [];
   for (const category of request.categories) categories.push(category.type);
   const plan = planOf(
@@ -163,21 +228,26 @@ export function generateResults(
     { includeDomains: request.includeDomains, excludeDomains: request.excludeDomains },
     categories,
   );
-  const types = new Set<SourceType>();
-  for (const source of request.sources) types.add(source.type);
-  for (const type of types) {
-    const random = createRandom(base ^ SOURCE_SEEDS[type]);
-    const count = countFor(request.limit, random);
-    if (count === 0) continue;
+  const fields = canonicalJson(rankingFields(request));
+  const done = new Set<SourceType>();
+  for (const source of request.sources) {
+    const type = source.type;
+    if (done.has(type)) continue;
+    done.add(type);
+    // Categories pick the hosts of web results only.
+    const key = `${seed}\n${fields}\n${canonicalJson(source)}${type === 'web' ? canonicalJson(categories) : ''}`;
+    const rankingSeed = seedOf(key) ^ SOURCE_SEEDS[type];
     if (type === 'web') {
-      const items = fitting(plan, count, WEB_HOSTS, random);
+      const items = topOfRanking(plan, WEB_HOSTS, rankingSeed, request.limit, world);
       if (items.length > 0) out.web = webItems(items);
     } else if (type === 'news') {
-      const items = fitting({ ...plan, categories: [] }, count, NEWS_HOSTS, random);
-      if (items.length > 0) out.news = newsItems(items, random);
+      const newsPlan = { ...plan, categories: [] };
+      const items = topOfRanking(newsPlan, NEWS_HOSTS, rankingSeed, request.limit, world);
+      if (items.length > 0) out.news = newsItems(items);
     } else {
-      const items = fitting({ ...plan, categories: [] }, count, WEB_HOSTS, random);
-      if (items.length > 0) out.images = imageItems(items, plan.c, random);
+      const imagePlan = { ...plan, categories: [] };
+      const items = topOfRanking(imagePlan, WEB_HOSTS, rankingSeed, request.limit, world);
+      if (items.length > 0) out.images = imageItems(items, plan.c);
     }
   }
   return out;

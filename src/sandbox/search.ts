@@ -1,5 +1,5 @@
 /**
- * A search answer: results (cached per canonical request), scraped fields, credits by the
+ * A search answer: results (cached per epoch and canonical request), scraped fields, credits by the
  * contract's rules, and media URLs signed at answer time. Also the credit rule that lowers
  * `limit` when a team cannot pay for the request as sent.
  */
@@ -11,11 +11,19 @@ import {
   searchCredits,
   withSearchDefaults,
 } from '../contract/index.ts';
+import { stringifyWithText } from './json-text.ts';
 import { type MediaSigner, mediaDraw, mediaId } from './media.ts';
 import type { MediaKind } from './media-bytes.ts';
 import { canonicalRequest } from './request-key.ts';
 import { generateResults, type ResultSet, totalResults } from './results.ts';
-import { type ActionOutputs, actionOutputs, mediaKinds, scrapeResult } from './scrape.ts';
+import {
+  type ActionOutputs,
+  actionOutputs,
+  mediaKinds,
+  type PageWorld,
+  scrapeResult,
+} from './scrape.ts';
+import { type ResolvedWorld, resolveWorld } from './world-options.ts';
 
 /** What a request produces apart from its id, time-dependent media URLs and warning. */
 export interface GeneratedSearch {
@@ -49,21 +57,36 @@ export function fitToCredits(request: SearchRequest, balance: number): CreditFit
   };
 }
 
+/** Bounds of the answers cache: entries, and characters of their cached `data` JSON. */
 const CACHE_MAX_ENTRIES = 10_000;
+const CACHE_MAX_CHARS = 64 * 1024 * 1024;
 
 export class SearchEngine {
   private cache = new Map<string, GeneratedSearch>();
+  private cachedChars = 0;
 
-  constructor(private readonly seed: number) {}
+  constructor(
+    private readonly seed: number,
+    private readonly world: ResolvedWorld = resolveWorld({}),
+  ) {}
 
-  generate(request: SearchRequest): GeneratedSearch {
+  /** The answer to `request` at `epoch` (cached per epoch and canonical request). */
+  generate(request: SearchRequest, epoch = this.world.epoch): GeneratedSearch {
     const normalised = withSearchDefaults(request);
-    const key = canonicalRequest(normalised);
+    const canonical = canonicalRequest(normalised);
+    const key = epoch === 0 ? canonical : `${epoch}\n${canonical}`;
     let hit = this.cache.get(key);
     if (!hit) {
-      hit = this.build(request, normalised, key);
-      if (this.cache.size >= CACHE_MAX_ENTRIES) this.cache.clear();
-      this.cache.set(key, hit);
+      hit = this.build(request, normalised, epoch);
+      const chars = hit.dataJson?.length ?? 0;
+      if (this.cache.size >= CACHE_MAX_ENTRIES || this.cachedChars + chars > CACHE_MAX_CHARS) {
+        this.cache.clear();
+        this.cachedChars = 0;
+      }
+      if (chars <= CACHE_MAX_CHARS / 4) {
+        this.cache.set(key, hit);
+        this.cachedChars += chars;
+      }
     }
     return hit;
   }
@@ -71,9 +94,9 @@ export class SearchEngine {
   private build(
     request: SearchRequest,
     normalised: NormalisedSearchRequest,
-    canonical: string,
+    epoch: number,
   ): GeneratedSearch {
-    const data = generateResults(normalised, this.seed, canonical);
+    const data = generateResults(normalised, this.seed, { epoch, shares: this.world.shares });
     const total = totalResults(data);
     const scrape = normalised.scrapeOptions;
     const scannedUrls = request.threatProtection?.mode === 'normal' ? total : 0;
@@ -93,10 +116,14 @@ export class SearchEngine {
     }
     const pdfPagesByDoc: number[] = [];
     const scraped: ResultSet = {};
-    if (data.web)
-      scraped.web = scrapeItems(data.web, 'description', scrape, this.seed, pdfPagesByDoc);
-    if (data.news)
-      scraped.news = scrapeItems(data.news, 'snippet', scrape, this.seed, pdfPagesByDoc);
+    const at: PageWorld = {
+      seed: this.seed,
+      epoch,
+      contentShare: this.world.shares.content,
+      content: this.world.content,
+    };
+    if (data.web) scraped.web = scrapeItems(data.web, 'description', scrape, at, pdfPagesByDoc);
+    if (data.news) scraped.news = scrapeItems(data.news, 'snippet', scrape, at, pdfPagesByDoc);
     if (data.images) scraped.images = data.images;
     const creditsUsed = searchCredits(request, {
       totalResults: total,
@@ -107,7 +134,7 @@ export class SearchEngine {
     const media = mediaKinds(scrape);
     const actions = actionOutputs(scrape);
     return media.length === 0 && actions.screenshots + actions.pdfs === 0
-      ? { creditsUsed, dataJson: JSON.stringify(scraped), data: undefined, media, actions }
+      ? { creditsUsed, dataJson: stringifyWithText(scraped), data: undefined, media, actions }
       : { creditsUsed, dataJson: undefined, data: scraped, media, actions };
   }
 }
@@ -123,7 +150,7 @@ function scrapeItems<
   items: T[],
   descriptionKey: K,
   scrape: NormalisedScrapeOptions,
-  seed: number,
+  at: PageWorld,
   pdfPagesByDoc: number[],
 ): T[] {
   const out: T[] = [];
@@ -131,7 +158,7 @@ function scrapeItems<
     const outcome = scrapeResult(
       { url: item.url, title: item.title, description: item[descriptionKey] },
       scrape,
-      seed,
+      at,
     );
     if (outcome.ok) pdfPagesByDoc.push(outcome.pdfPages ?? 1);
     out.push({ ...item, ...outcome.fields });
@@ -199,5 +226,5 @@ export function answerDataJson(generated: GeneratedSearch, signing: MediaSigning
   if (web) out.web = signItems(web, generated, signing, base);
   if (news) out.news = signItems(news, generated, signing, base);
   if (images) out.images = images;
-  return JSON.stringify(out);
+  return stringifyWithText(out);
 }

@@ -3,6 +3,7 @@
  * object tests use to change it at runtime (also reachable over HTTP under `/_sandbox/...`).
  */
 import { Accounts } from './auth.ts';
+import { corpus } from './corpus.ts';
 import { createRandom, type Random } from './faults.ts';
 import { Ledger, type LedgerSnapshot } from './ledger.ts';
 import { createMediaSigner, type MediaSigner } from './media.ts';
@@ -17,6 +18,7 @@ import {
 } from './options.ts';
 import { RateLimiter, type RateLimitMode } from './rate-limit.ts';
 import { SearchEngine } from './search.ts';
+import { checkEpoch } from './world-options.ts';
 
 export interface RateLimitUpdate {
   /** Requests per team per window; undefined or null removes the limit. */
@@ -49,6 +51,12 @@ export interface SandboxControl {
   resetLedger(): void;
   /** Replaces the media host's faults (omitted ones are off). */
   setMediaFaults(faults: MediaFaults): void;
+  /** The epoch of the world (see world.ts). */
+  epoch(): number;
+  /** Moves the world to `epoch` (back or forth); answers are those of that epoch. */
+  setEpoch(epoch: number): void;
+  /** Moves the world `by` epochs on (default 1) and returns the new epoch. */
+  advanceEpoch(by?: number): number;
 }
 
 export interface SandboxState {
@@ -64,11 +72,15 @@ export interface SandboxState {
   mediaFaults: ResolvedMediaFaults;
   signer: MediaSigner;
   engine: SearchEngine;
+  /** The epoch searches are answered at. */
+  epoch: number;
   control: SandboxControl;
   snapshot(): LedgerSnapshot;
 }
 
 export function createState(options: ResolvedOptions): SandboxState {
+  // Read now rather than at the first scrape, so a missing corpus is refused at start.
+  if (options.world.content === 'corpus') corpus();
   const accounts = new Accounts(options.keys);
   const ledger = new Ledger(() => accounts.byKey);
   const state: SandboxState = {
@@ -87,7 +99,8 @@ export function createState(options: ResolvedOptions): SandboxState {
     retryAfterHeader: options.retryAfterHeader,
     mediaFaults: options.mediaFaults,
     signer: createMediaSigner(options.timeScale),
-    engine: new SearchEngine(options.seed),
+    engine: new SearchEngine(options.seed, options.world),
+    epoch: options.world.epoch,
     snapshot: () => ledger.snapshot(),
     control: {
       setFaults(faults) {
@@ -124,6 +137,16 @@ export function createState(options: ResolvedOptions): SandboxState {
       },
       setMediaFaults(faults) {
         state.mediaFaults = normaliseMediaFaults(faults);
+      },
+      epoch: () => state.epoch,
+      setEpoch(epoch) {
+        checkEpoch(epoch);
+        state.epoch = epoch;
+      },
+      advanceEpoch(by = 1) {
+        checkEpoch(state.epoch + by);
+        state.epoch += by;
+        return state.epoch;
       },
     },
   };

@@ -11,6 +11,7 @@ import {
   parseRateLimitMode,
   type SandboxOptions,
 } from '../../sandbox/options.ts';
+import { parseContentMode, parseEpochShares } from '../../sandbox/world-options.ts';
 import type { CommandContext } from '../context.ts';
 import { serveUntilStopped } from '../signals.ts';
 
@@ -30,6 +31,9 @@ interface SandboxFlags {
   timeScale?: string;
   mediaPad?: string;
   seed?: string;
+  epoch?: string;
+  epochShares?: string;
+  content?: string;
 }
 
 /** `--port`: a whole number from 0 to 65535. */
@@ -76,6 +80,9 @@ export function sandboxOptionsFromFlags(flags: SandboxFlags): SandboxOptions {
   if (flags.mediaPad !== undefined)
     options.mediaPadBytes = parseCount('--media-pad', flags.mediaPad);
   if (flags.seed !== undefined) options.seed = parseCount('--seed', flags.seed);
+  if (flags.epoch !== undefined) options.epoch = parseCount('--epoch', flags.epoch);
+  if (flags.epochShares !== undefined) options.epochShares = parseEpochShares(flags.epochShares);
+  if (flags.content !== undefined) options.content = parseContentMode(flags.content);
   return options;
 }
 
@@ -141,9 +148,24 @@ export function registerSandbox(program: Command, _ctx: CommandContext): void {
       'make every media file about this many bytes larger (still valid); default 0 (0.1-7 kB files)',
     )
     .option('--seed <n>', 'seed of results and faults', undefined)
+    .option(
+      '--epoch <n>',
+      'the epoch the world starts in; POST /_sandbox/epoch moves it on, changing some pages, ' +
+        'ranks and results (default 0)',
+    )
+    .option(
+      '--epoch-shares <list>',
+      'what changes per epoch, e.g. content=0.1,rank=0.05,churn=0.05 (the defaults): pages whose ' +
+        'content changes, results that change places, results that drop out for new ones',
+    )
+    .option(
+      '--content <mode>',
+      'scraped content: short (a few sentences, the default) or corpus (10-50 KB of Markdown and ' +
+        '100-500 KB of raw HTML per page, from the docs of installed packages)',
+    )
     .addHelpText(
       'after',
-      '\nExamples:\n  harvest sandbox                                          # on port 3002, no limits\n  harvest sandbox --rate-limit 100                         # 100 req/min in clock minutes, like the Hobby plan\n  harvest sandbox --rate-limit 100 --rate-limit-mode sliding\n  harvest sandbox --rate-limit 10 --rate-limit-window 2000 # 10 per 2 s (the 429 says req/2s)\n  curl -X POST localhost:3002/_sandbox/rate-limit -H content-type:application/json \\\n    -d \'{"perMinute":50,"keepCounts":true}\'                 # halve it mid-run',
+      '\nExamples:\n  harvest sandbox                                          # on port 3002, no limits\n  harvest sandbox --rate-limit 100                         # 100 req/min in clock minutes, like the Hobby plan\n  harvest sandbox --rate-limit 100 --rate-limit-mode sliding\n  harvest sandbox --rate-limit 10 --rate-limit-window 2000 # 10 per 2 s (the 429 says req/2s)\n  curl -X POST localhost:3002/_sandbox/rate-limit -H content-type:application/json \\\n    -d \'{"perMinute":50,"keepCounts":true}\'                 # halve it mid-run\n  harvest sandbox --epoch 3 --content corpus              # a later, real-sized world\n  curl -X POST localhost:3002/_sandbox/epoch               # one epoch on: some pages change',
     )
     .action(async (flags: SandboxFlags) => {
       // Loaded here, not at startup: see demo.ts.

@@ -2,13 +2,14 @@
  * Runtime control over HTTP, for tests driving a client in another process:
  * GET /_sandbox/ledger, POST /_sandbox/ledger/reset, POST /_sandbox/faults,
  * POST /_sandbox/latency, POST /_sandbox/rate-limit, POST /_sandbox/credits,
- * POST /_sandbox/media-faults, POST /_sandbox/gc.
+ * POST /_sandbox/media-faults, POST /_sandbox/gc, GET and POST /_sandbox/epoch.
  * No authentication: the sandbox is a local test server.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { RATE_LIMIT_MODES } from '../rate-limit.ts';
 import type { SandboxState } from '../state.ts';
+import { MAX_EPOCH } from '../world-options.ts';
 
 const probability = z.number().min(0).max(1).optional();
 const FaultsBody = z.strictObject({
@@ -36,6 +37,16 @@ const MediaFaultsBody = z.strictObject({
   error503: probability,
   bytesPerSecond: z.number().positive().nullable().optional(),
 });
+
+/** `{}` or `{"advance": N}` moves the world N epochs on (default 1); `{"epoch": N}` sets it. */
+const EpochBody = z
+  .strictObject({
+    advance: z.int().min(1).max(MAX_EPOCH).optional(),
+    epoch: z.int().min(0).max(MAX_EPOCH).optional(),
+  })
+  .refine((body) => body.advance === undefined || body.epoch === undefined, {
+    message: 'give either advance or epoch, not both',
+  });
 
 function bad(reply: FastifyReply, message: string) {
   return reply.code(400).send({ success: false, error: message });
@@ -87,6 +98,24 @@ export function controlRoutes(app: FastifyInstance, state: SandboxState): void {
     const gc = (globalThis as { gc?: () => void }).gc;
     gc?.();
     return { success: true, collected: gc !== undefined };
+  });
+  app.get('/_sandbox/epoch', async () => ({
+    success: true,
+    epoch: control.epoch(),
+    shares: state.options.world.shares,
+    content: state.options.world.content,
+  }));
+  app.post('/_sandbox/epoch', async (request, reply) => {
+    const body = EpochBody.safeParse(request.body ?? {});
+    if (!body.success) return bad(reply, z.prettifyError(body.error));
+    const previous = control.epoch();
+    try {
+      if (body.data.epoch === undefined) control.advanceEpoch(body.data.advance ?? 1);
+      else control.setEpoch(body.data.epoch);
+    } catch (error) {
+      return bad(reply, (error as Error).message);
+    }
+    return { success: true, epoch: control.epoch(), previous };
   });
   app.post('/_sandbox/credits', async (request, reply) => {
     const body = CreditsBody.safeParse(request.body);

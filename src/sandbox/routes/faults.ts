@@ -3,6 +3,7 @@
  * the request's timeout), then at most one drawn fault: 408, 500, a dropped connection, or a
  * malformed 200 (returned to the caller, which truncates its body after charging).
  */
+import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CODES, ERROR_MESSAGES, unknownErrorMessage } from '../../contract/index.ts';
 import { drawFault, drawLatencyMs, sleep } from '../faults.ts';
@@ -61,4 +62,32 @@ export async function simulateWork(
 /** A 200 body cut in half: what a client sees when a response breaks off mid-way. */
 export function truncate(body: string): string {
   return body.slice(0, Math.max(1, Math.floor(body.length / 2)));
+}
+
+/**
+ * Sends a JSON answer whose body trickles at `bytesPerSecond` (at least one byte a tick): the
+ * headers at once, then the bytes, as a slow peer does. The body stops when the client goes.
+ */
+export function sendTrickled(
+  reply: FastifyReply,
+  status: number,
+  body: string,
+  bytesPerSecond: number,
+): FastifyReply {
+  const bytes = Buffer.from(body);
+  const chunk = Math.max(1, Math.floor(bytesPerSecond / 10));
+  const tickMs = Math.max(1, Math.round((1000 * chunk) / bytesPerSecond));
+  const stream = Readable.from(
+    (async function* () {
+      for (let at = 0; at < bytes.length; at += chunk) {
+        if (at > 0) await sleep(tickMs);
+        yield bytes.subarray(at, at + chunk);
+      }
+    })(),
+  );
+  return reply
+    .code(status)
+    .type('application/json; charset=utf-8')
+    .header('content-length', bytes.length)
+    .send(stream);
 }

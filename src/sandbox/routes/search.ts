@@ -10,7 +10,7 @@ import { uuidv7 } from '../ids.ts';
 import { answerDataJson, fitToCredits } from '../search.ts';
 import type { SandboxState } from '../state.ts';
 import { validateSearchRequest } from '../validate.ts';
-import { noSimulatedWork, simulateWork, truncate } from './faults.ts';
+import { noSimulatedWork, sendTrickled, simulateWork, truncate } from './faults.ts';
 import { BODIES, contextOf, type RequestContext, sendJson } from './guard.ts';
 
 const THREAT_PROTECTION_BODY = JSON.stringify({
@@ -91,7 +91,7 @@ function answer(
   fit: { request: SearchRequest; loweredFrom?: number },
   malformed: boolean,
 ): FastifyReply {
-  const generated = state.engine.generate(fit.request);
+  const generated = state.engine.generate(fit.request, state.epoch);
   const nowMs = state.options.now();
   const data = answerDataJson(generated, {
     signer: state.signer,
@@ -103,7 +103,11 @@ function answer(
     fit.loweredFrom === undefined
       ? ''
       : `,"warning":${JSON.stringify(`limit lowered from ${fit.loweredFrom} to ${fit.request.limit} to fit the remaining credits`)}`;
-  ctx.charge = generated.creditsUsed;
-  const text = `{"success":true,"data":${data},"creditsUsed":${generated.creditsUsed},"id":"${uuidv7(nowMs)}"${warning}}`;
+  // An implausible bill when the sandbox is told to answer one (options.inflatedCredits).
+  const creditsUsed = state.options.inflatedCredits ?? generated.creditsUsed;
+  ctx.charge = creditsUsed;
+  const text = `{"success":true,"data":${data},"creditsUsed":${creditsUsed},"id":"${uuidv7(nowMs)}"${warning}}`;
+  const trickle = state.options.apiTrickleBytesPerSecond;
+  if (trickle) return sendTrickled(reply, 200, text, trickle);
   return sendJson(reply, 200, malformed ? truncate(text) : text);
 }

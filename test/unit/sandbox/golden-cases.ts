@@ -370,6 +370,12 @@ export const SCENARIOS: GoldenScenario[] = [
     requests: generatedSearches(1500).map((body) => ({ body })),
     digests: true,
   },
+  {
+    name: 'generated searches at epoch 3 (digests)',
+    options: { epoch: 3 },
+    requests: generatedSearches(400).map((body) => ({ body })),
+    digests: true,
+  },
   { name: 'valid searches, each twice', requests: SEARCHES.map((body) => ({ body })), twice: true },
   {
     name: 'valid searches with another seed',
