@@ -4,11 +4,13 @@ import type { Settings } from '../src/config.ts';
 import { UsageError } from '../src/errors.ts';
 import type { Logger } from '../src/log.ts';
 import type { PoolMetrics } from '../src/metrics/pool.ts';
+import { apiKeyId } from '../src/queue/rate/hold.ts';
 import type { FeederOptions } from '../src/run/feed/feeder.ts';
 import type { Store } from '../src/store/index.ts';
 import type { MediaRoleOptions } from './media/role.ts';
 import { type Pool, type Role, startPool } from './pool.ts';
 import type { RunsRoleOptions } from './runs/role.ts';
+import { armKillPoint } from './search/kill-points.ts';
 
 export interface LocalPoolOptions {
   roles: readonly Role[];
@@ -28,6 +30,8 @@ export interface LocalPoolOptions {
 }
 
 export async function startLocalPool(settings: Settings, options: LocalPoolOptions): Promise<Pool> {
+  // For tests only (HARVEST_TEST_KILL_AT); unset, nothing is armed.
+  armKillPoint(settings.testKillAt);
   let client: ReturnType<typeof createApiClient> | undefined;
   // One connection per search in flight: searches take seconds, and a call waiting for a free
   // connection is a slot doing nothing.
@@ -42,6 +46,7 @@ export async function startLocalPool(settings: Settings, options: LocalPoolOptio
       baseUrl: settings.apiUrl,
       apiKey: settings.apiKey,
       maxResponseBytes: settings.maxResponseBytes,
+      untimedSearchMs: settings.apiTimeoutMs,
       connections,
     });
   } else if (options.roles.includes('media') && settings.apiKey) {
@@ -50,6 +55,7 @@ export async function startLocalPool(settings: Settings, options: LocalPoolOptio
       baseUrl: settings.apiUrl,
       apiKey: settings.apiKey,
       maxResponseBytes: settings.maxResponseBytes,
+      untimedSearchMs: settings.apiTimeoutMs,
     });
   }
   return startPool({
@@ -58,12 +64,16 @@ export async function startLocalPool(settings: Settings, options: LocalPoolOptio
     roles: options.roles,
     concurrency: options.concurrency,
     client,
+    apiKeyId: apiKeyId(settings.apiKey),
+    maxRateHoldMs: settings.maxRateHoldMs,
     store: options.store,
     lockDurationMs: options.lockDurationMs,
     stalledIntervalMs: options.stalledIntervalMs,
+    apiProbeMaxMs: settings.apiProbeMaxMs,
     runs: { settings, ...options.runs },
     feeder: { windowJobs: settings.queueWindow, ...options.feeder },
     metrics: options.metrics,
+    creditsAnomalyFactor: settings.creditsAnomalyFactor,
     media: {
       settings: settings.media,
       dataDir: settings.dataDir,

@@ -43,6 +43,13 @@ export interface PoolOptions extends SearchRoleOptions {
   roles: readonly Role[];
   /** Required for the `search` role. */
   client?: ApiClient;
+  /**
+   * The id of the client's API key (`apiKeyId`): the rate limit learned from its 429s is this
+   * key's, shared with every pool on the key and no other. Default `none`.
+   */
+  apiKeyId?: string;
+  /** Longest hold of the key's calls by its rate limit, in ms (`HARVEST_MAX_RATE_HOLD_MS`). */
+  maxRateHoldMs?: number;
   /** Required for the `store`, `runs` and `media` roles: the SQLite database this host owns. */
   store?: Store;
   /** Required for the `runs` role. */
@@ -71,6 +78,12 @@ export interface Pool {
    * are dropped. Jobs in hand return to the queue once their locks lapse.
    */
   forceClose(why: string): Promise<void>;
+  /**
+   * Redis lost its data (a restart without saving, its keys deleted): the call records this
+   * pool sent through the store queue lately are sent again, so that no call the service
+   * received is left without a row (./records.ts `QueuedCalls`). Never throws.
+   */
+  redisLostData(): Promise<void>;
 }
 
 type RoleStarter = (ctx: RoleContext, options: PoolOptions) => Promise<RoleHandle>;
@@ -214,6 +227,8 @@ function roleContext(
   },
 ): RoleContext {
   const { redis, keys, searchQueue } = made.links;
+  const searchGate = new SearchGate();
+  const keyId = options.apiKeyId ?? 'none';
   const ctx: RoleContext = {
     workerId: made.workerId,
     prefix: options.prefix,
@@ -228,8 +243,17 @@ function roleContext(
     inflight: new InflightJournal(redis, keys, Math.max(options.lockDurationMs ?? 30_000, 1000)),
     stoppedRuns: new StoppedRuns(redis, keys.stoppedRuns),
     record: made.record,
-    searchGate: new SearchGate(),
-    rate: new RateController(redis, keys, searchQueue, made.log),
+    searchGate,
+    rate: new RateController(
+      redis,
+      { ...keys.rateOf(keyId), runRateLog: keys.runRateLog, runRateHold: keys.runRateHold },
+      made.log,
+      {
+        keyId,
+        onHold: (ms) => searchGate.holdFor(ms),
+        ...(options.maxRateHoldMs === undefined ? {} : { maxRateHoldMs: options.maxRateHoldMs }),
+      },
+    ),
   };
   if (options.client) ctx.client = options.client;
   if (options.store) ctx.store = options.store;
@@ -259,6 +283,15 @@ function poolOf(workerId: string, running: Running, watch: LostCallsWatch): Pool
       return closing;
     },
     forceClose: (why) => closeForcibly(running, watch, why),
+    async redisLostData() {
+      const { log } = running.ctx;
+      try {
+        const calls = await running.sink.resendQueuedCalls();
+        if (calls > 0) log.warn({ calls }, 'Redis lost its data: call records sent again');
+      } catch (error) {
+        log.error({ err: error }, 'could not send call records again after Redis lost its data');
+      }
+    },
   };
 }
 

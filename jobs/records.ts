@@ -64,6 +64,59 @@ export interface RecordSink {
   push(events: readonly StoreEvent[]): Promise<void>;
   /** Waits until every push made so far has settled. */
   drain(): Promise<void>;
+  /**
+   * Redis lost its data: pushes again the call events this sink sent through the store queue
+   * lately (`QueuedCalls`), which may have gone with it before the store role committed them.
+   * Returns how many.
+   */
+  resendQueuedCalls(): Promise<number>;
+}
+
+/** How long the call events sent through the store queue are kept to be sent again, in ms. */
+export const QUEUED_CALLS_KEEP_MS = 10 * 60_000;
+/** Most call events kept so (a few hundred bytes each). */
+export const QUEUED_CALLS_MAX = 100_000;
+
+/**
+ * The call events a pool sent through the store queue lately. Once in the store queue a call's
+ * record is durable, and the call leaves the journal; until the store role commits it, it lives
+ * only in Redis. Should Redis lose its data meanwhile (a restart without saving, a FLUSHALL),
+ * the request the service received would have no call row: these are sent again (the store
+ * keeps one row per call id, so one committed already changes nothing). Only call events: the
+ * task's results, if lost, are searched again when the run resumes, as before.
+ */
+export class QueuedCalls {
+  readonly #keepMs: number;
+  readonly #max: number;
+  readonly #calls = new Map<string, { at: number; event: StoreEvent }>();
+
+  constructor(keepMs = QUEUED_CALLS_KEEP_MS, max = QUEUED_CALLS_MAX) {
+    this.#keepMs = keepMs;
+    this.#max = max;
+  }
+
+  /** Keeps the call events of `events`, sent through the store queue at `nowMs`. */
+  note(events: readonly StoreEvent[], nowMs: number): void {
+    for (const event of events) {
+      if (event.type !== 'call') continue;
+      this.#calls.delete(event.callId);
+      this.#calls.set(event.callId, { at: nowMs, event });
+    }
+    this.#trim(nowMs);
+  }
+
+  /** The call events kept, oldest first. */
+  recent(nowMs: number): StoreEvent[] {
+    this.#trim(nowMs);
+    return [...this.#calls.values()].map((c) => c.event);
+  }
+
+  #trim(nowMs: number): void {
+    for (const [callId, { at }] of this.#calls) {
+      if (at >= nowMs - this.#keepMs && this.#calls.size <= this.#max) return;
+      this.#calls.delete(callId);
+    }
+  }
 }
 
 /**
@@ -79,8 +132,25 @@ export function recordSink(
   /** Says once per run the database lacks (src/store/foreign-runs.ts), as the store role does. */
   warnOfForeignRuns: (events: readonly StoreEvent[]) => void = () => {},
 ): RecordSink {
-  const queued = new StoreSink(queueWrite(storeQueue, redis));
-  if (!writer) return queued;
+  const queuedCalls = new QueuedCalls();
+  const toQueue = queueWrite(storeQueue, redis);
+  const queued = new StoreSink(async (events) => {
+    const job = await toQueue(events);
+    queuedCalls.note(events, Date.now());
+    return job;
+  });
+  const resend = async (push: (events: readonly StoreEvent[]) => Promise<void>) => {
+    const calls = queuedCalls.recent(Date.now());
+    if (calls.length > 0) await push(calls);
+    return calls.length;
+  };
+  if (!writer) {
+    return {
+      push: (events) => queued.push(events),
+      drain: () => queued.drain(),
+      resendQueuedCalls: () => resend((events) => queued.push(events)),
+    };
+  }
   const write = committedOrQueued(
     writer,
     { waitMs: OWN_RECORDS_WAIT_MS },
@@ -95,6 +165,7 @@ export function recordSink(
       await writes.drain();
       await queued.drain();
     },
+    resendQueuedCalls: () => resend(writes.push),
   };
 }
 

@@ -15,6 +15,20 @@ function isRedisUrl(text: string): boolean {
   }
 }
 
+/**
+ * Steps of an API call's life at which `HARVEST_TEST_KILL_AT` makes a worker kill itself
+ * (jobs/search/kill-points.ts). For tests only.
+ */
+export const KILL_POINTS = [
+  'claimed',
+  'journaled',
+  'request-written',
+  'answer-read',
+  'record-handed-over',
+  'journal-cleared',
+] as const;
+export type KillPoint = (typeof KILL_POINTS)[number];
+
 const EnvSchema = z.object({
   HARVEST_API_URL: z
     .url({
@@ -31,6 +45,8 @@ const EnvSchema = z.object({
     .regex(/^\S+$/, 'contains whitespace (a stray space or newline when it was copied?)')
     .optional(),
   HARVEST_MAX_RESPONSE_BYTES: wholeNumber(1024, Number.MAX_SAFE_INTEGER).optional(),
+  HARVEST_API_PROBE_MAX_MS: wholeNumber(100, 3_600_000).default(180_000),
+  HARVEST_MAX_RATE_HOLD_MS: wholeNumber(1000, 86_400_000).default(600_000),
   REDIS_URL: z
     .string()
     .refine(isRedisUrl, 'a redis:// or rediss:// address, e.g. redis://127.0.0.1:6379')
@@ -62,6 +78,11 @@ const EnvSchema = z.object({
   HARVEST_MEDIA_MAX_ATTEMPTS: wholeNumber(1, 100).default(6),
   HARVEST_MEDIA_MARGIN_MS: wholeNumber(0, 86_400_000).default(300_000),
   HARVEST_MEDIA_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(30_000),
+  HARVEST_MEDIA_MAX_TRANSFER_MS: wholeNumber(100, 86_400_000).default(600_000),
+  HARVEST_API_TIMEOUT_MS: wholeNumber(100, 3_600_000).default(65_000),
+  HARVEST_STOP_GRACE_MS: wholeNumber(0, 3_600_000).default(30_000),
+  HARVEST_CREDITS_ANOMALY_FACTOR: wholeNumber(1, 1_000_000).default(10),
+  HARVEST_TEST_KILL_AT: z.enum(KILL_POINTS).optional(),
   HARVEST_MEDIA_MAX_REDIRECTS: wholeNumber(0, 20).default(5),
   HARVEST_MEDIA_URGENT_MS: wholeNumber(0, 86_400_000).default(60_000),
   HARVEST_MEDIA_ALLOW_HOSTS: hostList(),
@@ -115,6 +136,11 @@ export interface MediaSettings {
   readonly marginMaxMs: number;
   /** Longest wait for a media host's headers, and for each pause in a body, in ms. Default 30000. */
   readonly timeoutMs: number;
+  /**
+   * Longest one transfer takes, from its request to its last byte, in ms; a transfer also ends
+   * by its URL's deadline (src/media/download.ts). Default 600000 (10 min).
+   */
+  readonly maxTransferMs: number;
   /** Redirects followed per download. Default 5. */
   readonly maxRedirects: number;
   /**
@@ -137,6 +163,17 @@ export interface Settings {
   readonly apiKey: string | undefined;
   /** Largest API response read, in bytes; larger ones fail as RESPONSE_TOO_LARGE. Default 64 MiB. */
   readonly maxResponseBytes: number | undefined;
+  /**
+   * Longest wait between two probes of an unreachable API, in ms: while it is unreachable the
+   * search queue waits, and probes come 1 s, 2 s, 4 s ... apart up to this (src/queue/circuit.ts).
+   * Default 180000 (3 min).
+   */
+  readonly apiProbeMaxMs: number;
+  /**
+   * Longest a rate limit holds an API key's calls, in ms: a longer wait (a 429's Retry-After, a
+   * window's reset) is cut to it and logged as capped. Default 600000 (10 min).
+   */
+  readonly maxRateHoldMs: number;
   /** Redis connection string for the queues. Default `redis://127.0.0.1:6379`. */
   readonly redisUrl: string;
   /** Folder for the database and saved media. Default `./data`. */
@@ -176,6 +213,28 @@ export interface Settings {
    */
   readonly dashboardAuth: { readonly user: string; readonly password: string } | undefined;
   readonly media: MediaSettings;
+  /**
+   * Longest an API call whose request sets no `timeout` takes, headers and whole body, in ms; a
+   * search that sets one ends by its `timeout` plus a margin. Default 65000.
+   */
+  readonly apiTimeoutMs: number;
+  /**
+   * After a first Ctrl-C or SIGTERM, how long calls in flight may take to finish before the stop
+   * is forced as by a second one (transfers end, calls in flight are recorded LOST), in ms.
+   * Default 30000.
+   */
+  readonly stopGraceMs: number;
+  /**
+   * An answer whose `creditsUsed` is above its request's most possible cost times this is
+   * implausible: stored as billed, flagged as an anomaly, and counted against a budget at that
+   * most possible cost (src/events/call.ts). Default 10.
+   */
+  readonly creditsAnomalyFactor: number;
+  /**
+   * For tests only: the step of an API call's life at which a worker kills itself with SIGKILL
+   * (jobs/search/kill-points.ts). Unset in real use.
+   */
+  readonly testKillAt: KillPoint | undefined;
 }
 
 export class SettingsError extends Error {
@@ -249,6 +308,8 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     apiUrl: e.HARVEST_API_URL.replace(/\/+$/, ''),
     apiKey: e.HARVEST_API_KEY,
     maxResponseBytes: e.HARVEST_MAX_RESPONSE_BYTES,
+    apiProbeMaxMs: e.HARVEST_API_PROBE_MAX_MS,
+    maxRateHoldMs: e.HARVEST_MAX_RATE_HOLD_MS,
     redisUrl: e.REDIS_URL,
     dataDir,
     dbPath: path.resolve(e.HARVEST_DB ?? path.join(dataDir, 'harvest.db')),
@@ -269,9 +330,14 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
       maxAttempts: e.HARVEST_MEDIA_MAX_ATTEMPTS,
       marginMaxMs: e.HARVEST_MEDIA_MARGIN_MS,
       timeoutMs: e.HARVEST_MEDIA_TIMEOUT_MS,
+      maxTransferMs: e.HARVEST_MEDIA_MAX_TRANSFER_MS,
       maxRedirects: e.HARVEST_MEDIA_MAX_REDIRECTS,
       urgentMs: e.HARVEST_MEDIA_URGENT_MS,
       allowHosts: Object.freeze(e.HARVEST_MEDIA_ALLOW_HOSTS),
     }),
+    apiTimeoutMs: e.HARVEST_API_TIMEOUT_MS,
+    stopGraceMs: e.HARVEST_STOP_GRACE_MS,
+    creditsAnomalyFactor: e.HARVEST_CREDITS_ANOMALY_FACTOR,
+    testKillAt: e.HARVEST_TEST_KILL_AT,
   });
 }

@@ -8,7 +8,9 @@
  * |-------------------------------------------------|------------------------------------------|
  * | deadline already past when the job starts       | fresh URL (jobs/media/reissue.ts), then download; the old URL while it lasts when no fresh one can be had |
  * | media host refuses (400/401/403)                | fresh URL, then download                 |
- * | transient (5xx, reset, timeout)                 | retried later with backoff, never past the deadline; failed after `maxAttempts` |
+ * | transient (5xx, reset, timeout, a transfer cut off at its deadline) | retried later with backoff, never past the deadline; failed after `maxAttempts` |
+ * | the disk is full (ENOSPC)                       | media queue paused with the reason; no attempt spent; tried again once resumed |
+ * | the worker stops mid-transfer                   | left pending for the next worker; no attempt spent |
  * | refused for good (address, type, size, 404)     | row failed, with the reason              |
  *
  * A row no longer pending is left alone, so a redelivered job (its worker died after saving)
@@ -43,6 +45,8 @@ export interface MediaJobDeps {
   /** The data directory; media folders and stored paths are relative to it. */
   dataDir: string;
   settings: Pick<MediaSettings, 'maxAttempts' | 'maxReissues'>;
+  /** Pauses the media queue for a fault of this host (a full disk), saying why. */
+  pauseQueue?(code: string, reason: string): Promise<void>;
   /** Names this worker's partial files (a worker id). */
   owner: string;
   logger: Logger;
@@ -157,6 +161,7 @@ async function processRow(c: RowContext, mediaId: number): Promise<MediaRowResul
       error = asMediaError(caught);
     }
     if (error.next === 'fail') return end(c, row, error.code, error.message, true);
+    if (error.next === 'pause' || error.next === 'stop') return heldBack(c, row, error);
     if (error.next === 'reissue') {
       const outcome = await c.deps.reissuer.refresh(row, refusalCause(error, row, c.now()));
       if (outcome.kind === 'refreshed') continue;
@@ -181,6 +186,7 @@ async function save(c: RowContext, row: MediaRow, config: MediaConfig): Promise<
     root: mediaRoot(deps.dataDir, config.dir),
     owner: deps.owner,
     deadlineAt: row.deadlineAt,
+    ...(row.expiresAt === null ? {} : { expiresAt: row.expiresAt }),
   });
   await deps.write([
     {
@@ -277,6 +283,25 @@ async function retryOrEnd(
   // starts with a fresh URL.
   const until = now() <= row.deadlineAt ? row.deadlineAt : (row.expiresAt ?? row.deadlineAt);
   throw new RetryLaterError(error.message, Math.max(0, Math.min(delayMs, until - now())));
+}
+
+/** Time between two tries of a row held back by a paused queue or a stopping worker, in ms. */
+const HELD_RETRY_MS = 1000;
+
+/**
+ * A failure that is not the URL's: no attempt is spent. A full disk pauses the media queue with
+ * the reason (`harvest status`; `harvest media retry` resumes it once there is room); a worker
+ * stopping leaves the row to the next one.
+ */
+async function heldBack(c: RowContext, row: MediaRow, error: MediaError): Promise<never> {
+  if (error.next === 'pause') {
+    c.deps.logger.warn(
+      { mediaId: row.id, runId: row.runId, code: error.code, message: error.message },
+      'media queue paused: free space, then `harvest media retry`',
+    );
+    await c.deps.pauseQueue?.(error.code, error.message);
+  }
+  throw new RetryLaterError(error.message, HELD_RETRY_MS);
 }
 
 function refusalCause(error: MediaError, row: MediaRow, nowMs: number): ReissueCause {

@@ -18,6 +18,7 @@ import { originEntry } from '../../src/media/address.ts';
 import { createGuardedAgent, type Resolve } from '../../src/media/agent.ts';
 import { createDownloader } from '../../src/media/download.ts';
 import { DownloadSlots } from '../../src/media/slots.ts';
+import { pauseMediaQueue } from '../../src/queue/media-pause.ts';
 import { QUEUES } from '../../src/queue/names.ts';
 import { backoffStrategy } from '../../src/queue/retry.ts';
 import {
@@ -122,6 +123,8 @@ export async function startMediaRole(
   // HARVEST_MEDIA_CONCURRENCY bounds transfers in flight; jobs in hand are more (see
   // MEDIA_JOBS_PER_SLOT).
   const slots = new DownloadSlots(settings.concurrency);
+  // Aborted as the role closes: a transfer is free to start again, a close need not wait for it.
+  const stopping = new AbortController();
   const processor = createMediaProcessor({
     store,
     write,
@@ -129,13 +132,16 @@ export async function startMediaRole(
       agent,
       timeoutMs: settings.timeoutMs,
       maxRedirects: settings.maxRedirects,
+      maxTransferMs: settings.maxTransferMs,
       slots,
+      signal: stopping.signal,
     }),
     reissuer: mediaReissuer(ctx, store, settings, write),
     dataDir: options.dataDir,
     settings,
     owner: ctx.workerId,
     logger: log,
+    pauseQueue: (code, reason) => pauseMediaQueue(queue, ctx.redis, ctx.keys, code, reason),
   });
   const workers = startMediaWorkers(ctx, processor, options, write);
   const enqueuer = mediaEnqueuer(ctx, queue, store, writer, options.pollMs);
@@ -151,6 +157,7 @@ export async function startMediaRole(
 
   return {
     async close() {
+      stopping.abort();
       await sweeper.stop();
       await urgency.stop();
       await enqueuer.stop();

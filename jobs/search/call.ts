@@ -17,12 +17,19 @@
  * | the shared rate limit holds every worker  | held        | nothing taken, nothing recorded       |
  * | the budget would be passed                | over-budget | nothing reserved or journaled         |
  * | the API answered                          | answered    | recorded; settled to `creditsUsed`    |
- * | the call failed                           | failed      | recorded; settled to its known cost, else its worst case; a 429 learnt; 401/402 pause (with `pause`) |
+ * | the call failed                           | failed      | recorded; settled to its known cost, else its worst case; a 429 learnt; 401/402 pause (with `pause`); an unreachable API pauses, attempt unspent (with `circuit`) |
  */
 import { type Decision, decideRetry } from '../../src/api/backoff.ts';
 import type { ApiClient, ApiResponse } from '../../src/api/index.ts';
 import type { SearchRequest, SearchResponse } from '../../src/contract/index.ts';
-import { type CallBase, failedCallEvent, okCallEvent } from '../../src/events/call.ts';
+import {
+  budgetCredits,
+  type CallBase,
+  DEFAULT_CREDITS_ANOMALY_FACTOR,
+  failedCallEvent,
+  mostCredits,
+  okCallEvent,
+} from '../../src/events/call.ts';
 import { newCallId } from '../../src/events/ids.ts';
 import type { CallEvent, CallPurpose, StoreEvent } from '../../src/events/store.ts';
 import type { Logger } from '../../src/log.ts';
@@ -31,6 +38,8 @@ import { CLAIM, callClaim } from '../../src/queue/call-claim.ts';
 import type { InflightJournal } from '../../src/queue/inflight.ts';
 import type { HarvestKeys } from '../../src/queue/names.ts';
 import type { RateController, RateTicket } from '../../src/queue/rate/controller.ts';
+import { killPoint } from './kill-points.ts';
+import type { CallCircuit } from './outage.ts';
 
 export interface CallDeps {
   client: ApiClient;
@@ -50,9 +59,20 @@ export interface CallDeps {
    * re-issue): such a failure only fails the call's caller.
    */
   pause?(code: string, reason: string): Promise<void>;
+  /**
+   * The API circuit (jobs/search/outage.ts): told of answers, and asked after a failure whether
+   * the API is unreachable (then the job waits, attempt unspent). Absent: every failure is the
+   * call's own.
+   */
+  circuit?: CallCircuit;
   workerId: string;
   logger: Logger;
   random?: () => number;
+  /**
+   * An answer whose `creditsUsed` passes its request's most possible cost times this is flagged
+   * as an anomaly (HARVEST_CREDITS_ANOMALY_FACTOR). Default 10.
+   */
+  creditsAnomalyFactor?: number;
 }
 
 export interface CallSpec {
@@ -115,15 +135,26 @@ export async function callApi(
   const ticket = await takeTurn(deps, spec, base);
   if (ticket === 'held') return HELD;
   if (ticket === 'over-budget') return OVER_BUDGET;
+  killPoint('journaled');
   let response: ApiResponse<SearchResponse>;
   try {
     response = await deps.client.search(spec.request);
   } catch (error) {
+    killPoint('answer-read');
     return failedCall(deps, spec, records, error, failedCallEvent(error, base), ticket);
   }
+  killPoint('answer-read');
+  deps.circuit?.answered(response.status);
   const receivedAt = Date.now();
-  await deps.record(records.answered(okCallEvent(response, base), response, receivedAt));
-  await endRecorded(deps, spec, base.callId, response.body.creditsUsed, spec.doneJobKey);
+  const call = okCallEvent(response, base, {
+    maxCredits: mostCredits(spec.request),
+    factor: deps.creditsAnomalyFactor ?? DEFAULT_CREDITS_ANOMALY_FACTOR,
+  });
+  await deps.record(records.answered(call, response, receivedAt));
+  killPoint('record-handed-over');
+  // An implausible creditsUsed counts as the request's most possible cost (budgetCredits).
+  await endRecorded(deps, spec, base.callId, budgetCredits(call) ?? 0, spec.doneJobKey);
+  killPoint('journal-cleared');
   deps.rate?.onSuccess();
   return { kind: 'answered', response, receivedAt };
 }
@@ -144,7 +175,10 @@ async function takeTurn(
   // Over the learned rate limit: every worker holds.
   if (!ticket) return 'held';
   if (ticket.claim === CLAIM.overBudget) return 'over-budget';
-  if (ticket.claim === CLAIM.taken) return ticket;
+  if (ticket.claim === CLAIM.taken) {
+    killPoint('claimed');
+    return ticket;
+  }
   // The call waited for its turn (or nothing was claimed with it): it reserves and journals
   // now, as it goes.
   base.startedAt = Date.now();
@@ -155,6 +189,7 @@ async function takeTurn(
   ) {
     return 'over-budget';
   }
+  killPoint('claimed');
   await deps.inflight.begin({ ...base, workerId: deps.workerId });
   return ticket;
 }
@@ -168,13 +203,15 @@ async function failedCall(
   call: CallEvent,
   ticket: RateTicket,
 ): Promise<CallOutcome> {
-  const decision = decideRetry({
+  const retry = decideRetry({
     error,
     attemptsMade: spec.attemptsMade,
     maxAttempts: spec.maxAttempts,
     random: deps.random ?? Math.random,
     runId: spec.runId,
   });
+  // An unreachable API is no task's failure: the job waits for it, attempt unspent.
+  const decision = deps.circuit ? await deps.circuit.judge(error, call, retry) : retry;
   // Learnt while the record is written: calls starting meanwhile meet the same 429. Every
   // worker waits out the limit.
   const learning =
@@ -183,9 +220,11 @@ async function failedCall(
       : undefined;
   learning?.catch(() => {}); // awaited once the record is durable
   await deps.record(records.failed(call, decision));
+  killPoint('record-handed-over');
   // A call of unknown cost (no answer, or an unreadable 2xx) keeps its worst case reserved.
   const spent = call.creditsUsed ?? spec.budget?.credits ?? 0;
   await endRecorded(deps, spec, call.callId, spent, undefined);
+  killPoint('journal-cleared');
   // From here on Redis failing must not change the outcome: the call is recorded, and an error
   // of its own would spend an attempt (and could fail the task) for a 429 or a 402.
   try {

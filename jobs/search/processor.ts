@@ -15,6 +15,7 @@
  * | back from a dead worker, `maxLostCalls` calls lost        | fails, WORKER_CRASHED        |
  * | over budget, only reservations of calls in flight in the way | waits, attempt unspent    |
  * | over budget, spent credits leave no room                  | fails, BUDGET_EXCEEDED       |
+ * | its run's own rate limit (`run.rateLimitPerMinute`) spent  | delayed to its turn, attempt unspent; other runs go on |
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DelayedError, type Job, RateLimitError, UnrecoverableError } from 'bullmq';
@@ -74,6 +75,11 @@ export function createSearchProcessor(deps: SearchDeps) {
     ) {
       await overBudget(deps, data, attempt, job, token);
     }
+    const runTurn =
+      data.rateLimitPerMinute && deps.rate.runs
+        ? await deps.rate.runs.turn(data.runId, data.rateLimitPerMinute)
+        : undefined;
+    if (runTurn && !runTurn.go) return runPaced(deps, data, runTurn.waitMs, job, token);
     const outcome = await callApi(
       deps,
       {
@@ -92,8 +98,9 @@ export function createSearchProcessor(deps: SearchDeps) {
       SEARCH_RECORDS,
     );
     switch (outcome.kind) {
-      // Over the learned rate limit: the job waits without spending an attempt.
+      // Over the key's learned rate limit: the job waits without spending an attempt.
       case 'held':
+        if (runTurn?.go) await deps.rate.runs?.release(data.runId, runTurn.member);
         throw overRateLimit();
       case 'over-budget':
         return overBudget(deps, data, attempt, job, token);
@@ -183,6 +190,25 @@ async function overBudget(
     taskEvent(data, attempt, 'failed', { errorCode: 'BUDGET_EXCEEDED', errorMessage: message }),
   ]);
   throw unrecoverable(message);
+}
+
+/**
+ * The run's own rate limit is spent: the job waits for the run's next turn (with jitter, so the
+ * run's waiting jobs do not all come back at once), attempt unspent, and its slot takes another
+ * job meanwhile: another run's, which this limit never holds.
+ */
+async function runPaced(
+  deps: SearchDeps,
+  data: SearchJobData,
+  waitMs: number,
+  job: Job,
+  token: string | undefined,
+): Promise<never> {
+  if (token === undefined) throw overRateLimit();
+  const turnMs = 60_000 / (data.rateLimitPerMinute ?? 1);
+  const jitterMs = (deps.random ?? Math.random)() * Math.min(turnMs, 10_000);
+  await job.moveToDelayed(Date.now() + waitMs + jitterMs, token);
+  throw new DelayedError();
 }
 
 /**

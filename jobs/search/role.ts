@@ -4,10 +4,13 @@
  */
 import { type Queue, Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { DEFAULT_PROBE_BASE_MS, DEFAULT_PROBE_MAX_MS } from '../../src/api/outage.ts';
+import { ApiCircuit, OUTAGE_CODE } from '../../src/queue/circuit.ts';
 import { type HarvestKeys, QUEUES } from '../../src/queue/names.ts';
 import { backoffStrategy } from '../../src/queue/retry.ts';
 import { lostCallsOf } from '../lost-calls.ts';
 import type { RoleContext, RoleHandle } from '../role.ts';
+import { OutageWatch, pauseForOutage } from './outage.ts';
 import { createSearchProcessor, recordUnexpectedFailure, type SearchDeps } from './processor.ts';
 
 export interface SearchRoleOptions {
@@ -21,6 +24,13 @@ export interface SearchRoleOptions {
   maxStalledCount?: number;
   /** Calls of one task lost with dead workers before it fails as WORKER_CRASHED. Default 3. */
   maxLostCalls?: number;
+  /**
+   * Longest wait between two probes of an unreachable API, in ms (HARVEST_API_PROBE_MAX_MS).
+   * Default 180000.
+   */
+  apiProbeMaxMs?: number;
+  /** HARVEST_CREDITS_ANOMALY_FACTOR (src/events/call.ts `okCallEvent`). Default 10. */
+  creditsAnomalyFactor?: number;
 }
 
 /** Search slots per BullMQ worker (see startSearchRole). */
@@ -52,6 +62,7 @@ export async function startSearchRole(
 ): Promise<RoleHandle> {
   const { client, log } = ctx;
   if (!client) throw new Error('the search role needs an API client');
+  const outage = outageWatch(ctx, client, options);
   const deps: SearchDeps = {
     client,
     record: ctx.record,
@@ -59,7 +70,11 @@ export async function startSearchRole(
     inflight: ctx.inflight,
     keys: ctx.keys,
     rate: ctx.rate,
-    pause: (code, reason) => pauseSearchQueue(ctx.searchQueue, ctx.redis, ctx.keys, code, reason),
+    pause: (code, reason) =>
+      code === OUTAGE_CODE
+        ? pauseForOutage(ctx.searchQueue, ctx.redis, ctx.keys, reason)
+        : pauseSearchQueue(ctx.searchQueue, ctx.redis, ctx.keys, code, reason),
+    circuit: outage,
     lostCalls: (jobId) => lostCallsOf(ctx.redis, ctx.keys, jobId),
     ...(ctx.store
       ? { taskDone: (runId, key) => ctx.store?.tasks.get(runId, key)?.status === 'done' }
@@ -68,6 +83,9 @@ export async function startSearchRole(
     stopReason: (runId) => ctx.stoppedRuns.confirmedReason(runId),
     workerId: ctx.workerId,
     logger: log,
+    ...(options.creditsAnomalyFactor === undefined
+      ? {}
+      : { creditsAnomalyFactor: options.creditsAnomalyFactor }),
   };
   const processor = createSearchProcessor(deps);
   // Several BullMQ workers share the concurrency: a BullMQ worker fetches jobs one round trip
@@ -90,18 +108,41 @@ export async function startSearchRole(
     worker.on('error', (error) => log.error({ err: error }, 'search worker error'));
     return worker;
   });
-  // Urgent media in this process comes first: no new search starts while it waits.
+  // Urgent media in this process comes first, and the key's rate limit holds its calls: no new
+  // search starts meanwhile.
   const stopGate = ctx.searchGate.onChange((held) => {
     for (const w of workers) {
       const change = held ? w.pause(true) : w.resume();
       change.catch((error: unknown) => log.warn({ err: error }, 'could not pause or resume'));
     }
-    log.debug({ held }, held ? 'searches wait for urgent media' : 'searches go on');
+    const why = ctx.searchGate.reason;
+    log.debug({ held }, held ? `searches wait for ${why ?? 'a hold'}` : 'searches go on');
   });
+  outage.start(Math.min(1000, options.apiProbeMaxMs ?? DEFAULT_PROBE_MAX_MS));
   return {
     close: async () => {
       stopGate();
+      await outage.stop();
       await Promise.all(workers.map((w) => w.close()));
     },
   };
+}
+
+/** The pool's judge of failed calls and prober of an unreachable API (./outage.ts). */
+function outageWatch(
+  ctx: RoleContext,
+  client: NonNullable<RoleContext['client']>,
+  options: SearchRoleOptions,
+): OutageWatch {
+  const maxMs = options.apiProbeMaxMs ?? DEFAULT_PROBE_MAX_MS;
+  return new OutageWatch({
+    circuit: new ApiCircuit(ctx.redis, ctx.keys),
+    client,
+    searchQueue: ctx.searchQueue,
+    redis: ctx.redis,
+    keys: ctx.keys,
+    workerId: ctx.workerId,
+    log: ctx.log,
+    probe: { baseMs: Math.min(DEFAULT_PROBE_BASE_MS, maxMs), maxMs },
+  });
 }

@@ -43,6 +43,11 @@ export interface ApiClientOptions {
   userAgent?: string;
   /** Added to a search's own `timeout` to get the client timeout, in ms. Default 5000. */
   timeoutSlackMs?: number;
+  /**
+   * Client timeout of a search whose request sets no `timeout`, in ms. Default 65000 (the
+   * service's default, 60 s, plus the slack); `HARVEST_API_TIMEOUT_MS`.
+   */
+  untimedSearchMs?: number;
   /** Client timeout of calls other than search, in ms. Default 30000. */
   defaultTimeoutMs?: number;
   /**
@@ -66,9 +71,10 @@ export interface CallOptions {
   /** Aborts the call; an abort with a `TimeoutError` reason becomes TimeoutError, others NetworkError. */
   signal?: AbortSignal;
   /**
-   * Client timeout in ms: the longest wait for the response headers, and again for each
-   * pause in the body. Default: search `(request.timeout ?? 60000) + timeoutSlackMs`, other
-   * calls `defaultTimeoutMs`. Expiry becomes TimeoutError.
+   * Client timeout in ms: the whole call, from sending the request to the last byte of the
+   * body, ends by it (a body that trickles too). Default: search `request.timeout +
+   * timeoutSlackMs` (`untimedSearchMs` when the request sets none), other calls
+   * `defaultTimeoutMs`. Expiry becomes TimeoutError.
    */
   timeoutMs?: number;
 }
@@ -142,13 +148,19 @@ async function call<T>(
   let status = 0;
   let headers: IncomingHttpHeaders;
   let text: string;
+  // The whole call ends by `timeoutMs`: undici's own timeouts restart at every byte.
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new DOMException('the call took longer than its timeout', 'TimeoutError')),
+    timeoutMs,
+  );
   try {
     const response = await connection.pool.request({
       method,
       path,
       headers: payload === undefined ? connection.getHeaders : connection.postHeaders,
       body: payload ?? null,
-      signal: signal ?? null,
+      signal: signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal,
       headersTimeout: timeoutMs,
       bodyTimeout: timeoutMs,
     });
@@ -159,7 +171,10 @@ async function call<T>(
     // Once the status line is in, the answer's status is known even when its body broke
     // (an error answer then still costs nothing).
     const ctx = context(connection, operation, startedMs);
-    throw classifyTransportError(error, status > 0 ? { ...ctx, status } : ctx);
+    const cause = deadline.signal.aborted && !signal?.aborted ? deadline.signal.reason : error;
+    throw classifyTransportError(cause, status > 0 ? { ...ctx, status } : ctx);
+  } finally {
+    clearTimeout(timer);
   }
   const durationMs = performance.now() - startedMs;
   if (status < 200 || status > 299) {
@@ -212,6 +227,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   const basePath = base.pathname.replace(/\/+$/, '');
   const connection = connect(base.origin, options);
   const slackMs = options.timeoutSlackMs ?? 5000;
+  const untimedSearchMs = options.untimedSearchMs ?? SEARCH_TIMEOUT_DEFAULT_MS + slackMs;
   const defaultTimeoutMs = options.defaultTimeoutMs ?? 30_000;
   const paths = {
     search: `${basePath}/v2/search`,
@@ -224,7 +240,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   return {
     search(request, callOptions = {}) {
       const timeoutMs =
-        callOptions.timeoutMs ?? (request.timeout ?? SEARCH_TIMEOUT_DEFAULT_MS) + slackMs;
+        callOptions.timeoutMs ??
+        (request.timeout === undefined ? untimedSearchMs : request.timeout + slackMs);
       return call(
         connection,
         'POST',

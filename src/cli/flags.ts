@@ -102,3 +102,17 @@ export function port(value: string): number {
   }
   return n;
 }
+
+const DURATION = /^(\d{1,9})(ms|s|m|h)?$/;
+const DURATION_UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `--give-up-after 10m`: a whole number with a unit (`ms`, `s`, `m`, `h`; seconds without one), in ms. */
+export function duration(value: string): number {
+  const m = DURATION.exec(value.trim());
+  if (!m) {
+    throw new InvalidArgumentError(
+      'expected a duration such as 90s, 10m or 2h (seconds without a unit)',
+    );
+  }
+  return Number(m[1]) * (DURATION_UNIT_MS[m[2] ?? 's'] ?? 1000);
+}

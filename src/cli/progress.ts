@@ -1,5 +1,6 @@
 /** Human output of run progress: a live bar on a TTY, a line every few seconds elsewhere. */
 import { SingleBar } from 'cli-progress';
+import { describeOutage } from '../api/outage.ts';
 import type { Progress } from '../run/wait.ts';
 import { formatMediaSummary } from './media-format.ts';
 import { terminalText } from './terminal-text.ts';
@@ -14,7 +15,7 @@ export function createProgressView(stream: NodeJS.WriteStream = process.stderr):
     const bar = new SingleBar({
       stream,
       format:
-        '{bar} {percentage}% | {value}/{total} done | failed {failed} | retrying {retrying} | credits {credits} | {rate} | ETA {eta}',
+        '{bar} {percentage}% | {value}/{total} done | failed {failed} | retrying {retrying} | credits {credits} | {rate} | ETA {eta}{outage}',
       hideCursor: true,
       barsize: 24,
     });
@@ -27,6 +28,7 @@ export function createProgressView(stream: NodeJS.WriteStream = process.stderr):
           credits: p.creditsUsed,
           rate: formatRate(p.ratePerSec),
           eta: p.etaSec === null ? '-' : `${p.etaSec}s`,
+          outage: p.apiOutage ? ` | ${terminalText(describeOutage(p.apiOutage, Date.now()))}` : '',
         };
         if (!started) {
           bar.start(p.total, p.done + p.failed, payload);
@@ -53,7 +55,9 @@ export function createProgressView(stream: NodeJS.WriteStream = process.stderr):
 
 export function formatProgressLine(p: Progress): string {
   const media = p.media ? `, media saved ${p.media.saved}/${p.media.requested}` : '';
-  return `${p.runId}: ${p.done + p.failed}/${p.total} ended (done ${p.done}, failed ${p.failed}, retrying ${p.retrying}), credits ${p.creditsUsed}${media}, ${formatRate(p.ratePerSec)}`;
+  // The last error quotes the API or the network: escaped, so it cannot drive the terminal.
+  const outage = p.apiOutage ? `; ${terminalText(describeOutage(p.apiOutage, Date.now()))}` : '';
+  return `${p.runId}: ${p.done + p.failed}/${p.total} ended (done ${p.done}, failed ${p.failed}, retrying ${p.retrying}), credits ${p.creditsUsed}${media}, ${formatRate(p.ratePerSec)}${outage}`;
 }
 
 /** Tasks ended per second, or `-/s` while the rate is not known yet. */
@@ -74,6 +78,13 @@ export function formatSummary(p: Progress, dbPath: string, nowMs = Date.now()): 
   if (p.paused) {
     // The reason quotes the API's answer: escaped, so it cannot drive the terminal.
     lines.push(terminalText(`  PAUSED  ${p.paused.code}: ${p.paused.reason}`));
+  }
+  if (p.mediaPaused) {
+    lines.push(
+      terminalText(
+        `  PAUSED  media queue, ${p.mediaPaused.code}: ${p.mediaPaused.reason}; free space, then \`harvest media retry\``,
+      ),
+    );
   }
   return lines.join('\n');
 }

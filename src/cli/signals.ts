@@ -1,6 +1,7 @@
 /**
  * Ctrl-C and SIGTERM in two stages: the first asks for a graceful stop (calls in flight finish
- * and are recorded), the second forces it. The terminal is always given back as it was (a
+ * and are recorded), the second forces it, and so does the grace period's end when one is set
+ * (a stop that waits on a slow peer ends anyway). The terminal is always given back as it was (a
  * progress bar hides the cursor and may turn off line wrap).
  */
 import { EXIT } from './exit-codes.ts';
@@ -17,17 +18,33 @@ export interface TwoStageHandlers {
   second(signal: NodeJS.Signals): void | Promise<void>;
 }
 
-/** Installs the handlers on SIGINT and SIGTERM; returns their removal. */
-export function onStopSignals(handlers: TwoStageHandlers): () => void {
-  let signalled = false;
+/**
+ * Installs the handlers on SIGINT and SIGTERM; returns their removal. With `graceMs`, the second
+ * stage also runs that long after the first signal, unless the process has ended or the
+ * handlers were removed by then.
+ */
+export function onStopSignals(handlers: TwoStageHandlers, graceMs?: number): () => void {
+  let stage = 0;
+  let grace: NodeJS.Timeout | undefined;
+  const forced = (signal: NodeJS.Signals) => {
+    stage = 2;
+    clearTimeout(grace);
+    void Promise.resolve(handlers.second(signal));
+  };
   const handler = (signal: NodeJS.Signals) => {
-    const stage = signalled ? handlers.second : handlers.first;
-    signalled = true;
-    void Promise.resolve(stage(signal));
+    if (stage > 0) return forced(signal);
+    stage = 1;
+    if (graceMs !== undefined) {
+      // Unref'd: a stop that finishes in time ends the process without waiting for it.
+      grace = setTimeout(() => stage < 2 && forced(signal), graceMs);
+      grace.unref();
+    }
+    void Promise.resolve(handlers.first(signal));
   };
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
   return () => {
+    clearTimeout(grace);
     process.off('SIGINT', handler);
     process.off('SIGTERM', handler);
   };

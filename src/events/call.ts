@@ -4,7 +4,12 @@
  * task's search is, but for its `purpose`.
  */
 import { ApiError, type ApiResponse } from '../api/index.ts';
-import type { SearchResponse } from '../contract/index.ts';
+import {
+  estimateSearchCredits,
+  pdfPagesUnbounded,
+  type SearchRequest,
+  type SearchResponse,
+} from '../contract/index.ts';
 import type { CallEvent, CallPurpose } from './store.ts';
 
 export interface CallBase {
@@ -17,11 +22,35 @@ export interface CallBase {
   purpose?: CallPurpose;
 }
 
+/** Default of HARVEST_CREDITS_ANOMALY_FACTOR. */
+export const DEFAULT_CREDITS_ANOMALY_FACTOR = 10;
+
+/** What an answer's `creditsUsed` is checked against: see `okCallEvent`. */
+export interface CreditsCheck {
+  /** The most the request could cost (`mostCredits`); null: not foreseeable, not checked. */
+  maxCredits: number | null;
+  /** `creditsUsed` above `maxCredits` times this is implausible. */
+  factor: number;
+}
+
+/**
+ * The most a search with `request` could cost by the credit rules; null when that has no
+ * foreseeable bound (it asks for PDFs whose pages are not bounded).
+ */
+export function mostCredits(request: SearchRequest): number | null {
+  return pdfPagesUnbounded(request) ? null : estimateSearchCredits(request).max;
+}
+
+/**
+ * The record of an answered call. With `check`, an implausible `creditsUsed` (above the request's
+ * most possible cost times the factor) is kept as billed and flagged (`creditsAnomaly`).
+ */
 export function okCallEvent(
   { body, status, durationMs }: ApiResponse<SearchResponse>,
   base: CallBase,
+  check?: CreditsCheck,
 ): CallEvent {
-  return {
+  const event: CallEvent = {
     type: 'call',
     ...base,
     durationMs,
@@ -31,6 +60,24 @@ export function okCallEvent(
     warning: body.warning ?? null,
     creditsUsed: body.creditsUsed,
   };
+  if (check && check.maxCredits !== null) {
+    event.creditsMax = check.maxCredits;
+    if (body.creditsUsed > check.maxCredits * check.factor) event.creditsAnomaly = true;
+  }
+  return event;
+}
+
+/**
+ * The credits a recorded call counts against its run's budget: what it cost, but for an
+ * implausible `creditsUsed` (`creditsAnomaly`), the most its request could cost. Such an answer
+ * does not stop the run's other tasks by itself; the report and `status` flag it. Null: the
+ * cost is unknown.
+ */
+export function budgetCredits(
+  call: Pick<CallEvent, 'creditsUsed' | 'creditsMax' | 'creditsAnomaly'>,
+): number | null {
+  if (call.creditsAnomaly === true && typeof call.creditsMax === 'number') return call.creditsMax;
+  return call.creditsUsed;
 }
 
 export function failedCallEvent(error: unknown, base: CallBase): CallEvent {

@@ -75,6 +75,16 @@ export const CallEventSchema = z.object({
   /** Retry-After of a 429/503, in ms. */
   retryAfterMs: z.number().int().nonnegative().nullish(),
   /**
+   * The most the call's request could cost by the credit rules (src/contract/credits.ts); null
+   * or absent when not foreseeable (PDF pages without a bound) or not known (older records).
+   */
+  creditsMax: z.number().int().nonnegative().nullish(),
+  /**
+   * `creditsUsed` is implausible: above `creditsMax` times the anomaly factor
+   * (HARVEST_CREDITS_ANOMALY_FACTOR). Stored as billed all the same, and flagged.
+   */
+  creditsAnomaly: z.boolean().optional(),
+  /**
    * Why the call was made: `search` (a task's attempt, the default) or `media-reissue` (the
    * search called again for fresh media URLs after one expired), so cost reports can tell them
    * apart.

@@ -7,6 +7,11 @@
  * key: this client shares nothing with the API client); redirects are followed by hand, at
  * most `maxRedirects`, each hop checked again (scheme here, address in agent.ts); headers and
  * every pause in the body time out.
+ *
+ * Every transfer has a deadline: it ends by the earlier of its URL's end (`transferEnd`: the
+ * deadline, or the expiry once that has passed) and `maxTransferMs` after it got its slot, so a
+ * host that trickles bytes frees the slot; and it ends at once when the downloader's `signal`
+ * aborts (its worker stops).
  */
 import type { Agent } from 'undici';
 import { request } from 'undici';
@@ -36,6 +41,10 @@ export interface DownloaderOptions {
    * its last byte written, not while its file is made durable. Default: no bound here.
    */
   slots?: DownloadSlots;
+  /** Longest one transfer takes, from getting its slot to its last byte, in ms. Default 600000. */
+  maxTransferMs?: number;
+  /** Ends every transfer under way, and any later one at once (the worker stops). */
+  signal?: AbortSignal;
 }
 
 export interface DownloadInput {
@@ -51,6 +60,8 @@ export interface DownloadInput {
   owner: string;
   /** When the download must have started, ms since the epoch: the earliest gets a slot first. */
   deadlineAt?: number;
+  /** When the URL stops working, ms since the epoch (`transferEnd`). Default unknown. */
+  expiresAt?: number;
   signal?: AbortSignal;
 }
 
@@ -96,6 +107,8 @@ interface Fetcher {
   headers: Record<string, string>;
   timeoutMs: number;
   maxRedirects: number;
+  /** Ends this transfer: its deadline, the caller's signal, the downloader's. */
+  signal: AbortSignal;
 }
 
 type Response = Awaited<ReturnType<typeof request>>;
@@ -110,7 +123,7 @@ async function open(fetcher: Fetcher, input: DownloadInput) {
       dispatcher: fetcher.agent,
       headersTimeout: fetcher.timeoutMs,
       bodyTimeout: fetcher.timeoutMs,
-      signal: input.signal ?? null,
+      signal: fetcher.signal,
     }).catch((error: unknown) => {
       throw asMediaError(error);
     });
@@ -192,21 +205,96 @@ export interface Downloader {
   download(input: DownloadInput): Promise<Downloaded>;
 }
 
+/** Default of `maxTransferMs`. */
+const MAX_TRANSFER_MS = 600_000;
+
+/**
+ * When a transfer of a URL that starts at `nowMs` must have ended: the URL's deadline (its
+ * expiry less the margin) while that is ahead, else its expiry (an old URL tried while it
+ * lasts); undefined when neither is known. Pure.
+ */
+export function transferEnd(
+  url: { deadlineAt?: number | undefined; expiresAt?: number | undefined },
+  nowMs: number,
+): number | undefined {
+  return url.deadlineAt !== undefined && nowMs < url.deadlineAt ? url.deadlineAt : url.expiresAt;
+}
+
+/**
+ * Runs `transfer` under its deadline: the earlier of its URL's end and `maxTransferMs` from
+ * now (the slot is in hand). A transfer cut off by it fails transient (retried, or re-issued, by the usual rules); one
+ * cut off by the downloader's signal fails MEDIA_INTERRUPTED.
+ */
+async function transferByDeadline(
+  base: Omit<Fetcher, 'signal'>,
+  input: DownloadInput,
+  maxTransferMs: number,
+  stop: AbortSignal | undefined,
+): Promise<Awaited<ReturnType<typeof transfer>>> {
+  const startedAt = Date.now();
+  const urlEnd = transferEnd(input, startedAt) ?? Number.POSITIVE_INFINITY;
+  const endBy = Math.min(urlEnd, startedAt + maxTransferMs);
+  // One controller per transfer, told by listeners (not AbortSignal.any, which would tie every
+  // transfer to the long-lived `stop` signal until it is collected).
+  const ends = new AbortController();
+  let cause: 'deadline' | 'stop' | 'caller' | undefined;
+  const end = (why: NonNullable<typeof cause>) => () => {
+    cause ??= why;
+    ends.abort();
+  };
+  const timer = setTimeout(end('deadline'), Math.max(0, endBy - startedAt));
+  const onStop = end('stop');
+  const onCaller = end('caller');
+  if (stop?.aborted) onStop();
+  if (input.signal?.aborted) onCaller();
+  stop?.addEventListener('abort', onStop);
+  input.signal?.addEventListener('abort', onCaller);
+  try {
+    return await transfer({ ...base, signal: ends.signal }, input);
+  } catch (error) {
+    if (cause === 'stop') {
+      throw new MediaError('MEDIA_INTERRUPTED', 'download stopped: its worker is stopping', {
+        cause: error,
+      });
+    }
+    if (cause === 'deadline') {
+      const limit =
+        endBy === startedAt + maxTransferMs
+          ? `the longest transfer (${maxTransferMs} ms, HARVEST_MEDIA_MAX_TRANSFER_MS)`
+          : "its URL's deadline";
+      throw new MediaError(
+        'MEDIA_TRANSIENT',
+        `download not finished after ${Date.now() - startedAt} ms: cut off at ${limit}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    stop?.removeEventListener('abort', onStop);
+    input.signal?.removeEventListener('abort', onCaller);
+  }
+}
+
 export function createDownloader(options: DownloaderOptions): Downloader {
-  const fetcher: Fetcher = {
+  const base = {
     agent: options.agent,
     headers: { 'user-agent': options.userAgent ?? 'harvest-media', accept: '*/*' },
     timeoutMs: options.timeoutMs ?? 30_000,
     maxRedirects: options.maxRedirects ?? 5,
   };
+  const maxTransferMs = options.maxTransferMs ?? MAX_TRANSFER_MS;
   return {
     async download(input) {
+      if (options.signal?.aborted) {
+        throw new MediaError('MEDIA_INTERRUPTED', 'download not started: its worker is stopping');
+      }
       const release: Release = options.slots
         ? await options.slots.acquire(input.deadlineAt)
         : () => {};
       let transferred: Awaited<ReturnType<typeof transfer>>;
       try {
-        transferred = await transfer(fetcher, input);
+        transferred = await transferByDeadline(base, input, maxTransferMs, options.signal);
       } finally {
         release();
       }

@@ -6,6 +6,9 @@
  * |----------------------------------------------------------|-------------------------|---------|
  * | media host answers 400, 401 or 403 (expired or invalid signature) | MEDIA_URL_REFUSED | reissue |
  * | 408, 425, 429, 5xx; connection reset, refused, timed out | MEDIA_TRANSIENT         | retry   |
+ * | transfer not done by its deadline (download.ts)          | MEDIA_TRANSIENT         | retry   |
+ * | the disk is full (ENOSPC, EDQUOT)                        | MEDIA_DISK_FULL         | pause   |
+ * | the worker stops (its pool closes)                       | MEDIA_INTERRUPTED       | stop    |
  * | 404, 410, other 4xx                                      | MEDIA_HTTP_ERROR        | fail    |
  * | not http(s), credentials in the URL, unparsable          | MEDIA_URL_INVALID       | fail    |
  * | host resolves to a refused address (address.ts)          | MEDIA_ADDRESS_REFUSED   | fail    |
@@ -18,7 +21,11 @@
  */
 import { HarvestError } from '../errors.ts';
 
-export type MediaNext = 'retry' | 'reissue' | 'fail';
+/**
+ * `pause`: the fault is this host's, not the URL's: the media queue pauses with the reason and
+ * no attempt is spent. `stop`: the row is left pending for the next worker, no attempt spent.
+ */
+export type MediaNext = 'retry' | 'reissue' | 'fail' | 'pause' | 'stop';
 
 export type MediaErrorCode =
   | 'MEDIA_URL_REFUSED'
@@ -28,7 +35,9 @@ export type MediaErrorCode =
   | 'MEDIA_ADDRESS_REFUSED'
   | 'MEDIA_REDIRECT_REFUSED'
   | 'MEDIA_TOO_LARGE'
-  | 'MEDIA_TYPE_REFUSED';
+  | 'MEDIA_TYPE_REFUSED'
+  | 'MEDIA_DISK_FULL'
+  | 'MEDIA_INTERRUPTED';
 
 const NEXT: Record<MediaErrorCode, MediaNext> = {
   MEDIA_URL_REFUSED: 'reissue',
@@ -39,7 +48,12 @@ const NEXT: Record<MediaErrorCode, MediaNext> = {
   MEDIA_REDIRECT_REFUSED: 'fail',
   MEDIA_TOO_LARGE: 'fail',
   MEDIA_TYPE_REFUSED: 'fail',
+  MEDIA_DISK_FULL: 'pause',
+  MEDIA_INTERRUPTED: 'stop',
 };
+
+/** Error codes of a file system with no room left. */
+const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
 
 export class MediaError extends HarvestError {
   declare readonly code: MediaErrorCode;
@@ -108,6 +122,13 @@ export function asMediaError(error: unknown): MediaError {
   const code = (error as { code?: unknown } | null)?.code;
   if (code === 'MEDIA_ADDRESS_REFUSED') {
     return new MediaError('MEDIA_ADDRESS_REFUSED', (error as Error).message, { cause: error });
+  }
+  if (typeof code === 'string' && DISK_FULL_CODES.has(code)) {
+    return new MediaError(
+      'MEDIA_DISK_FULL',
+      `no room left for media files: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
   }
   const text = error instanceof Error ? error.message : String(error);
   return new MediaError(

@@ -8,6 +8,7 @@ import type { Settings } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { createRedis } from '../queue/connection.ts';
 import { harvestKeys } from '../queue/names.ts';
+import { apiKeyId } from '../queue/rate/hold.ts';
 import type { Store } from '../store/index.ts';
 import type { PoolMetrics } from './pool.ts';
 import { createWorkerMetrics } from './registry.ts';
@@ -30,6 +31,7 @@ export async function startWorkerMetrics(
     redis,
     prefix: settings.queuePrefix,
     keys: harvestKeys(settings.queuePrefix),
+    rateModelKey: harvestKeys(settings.queuePrefix).rateOf(apiKeyId(settings.apiKey)).rate,
     store: options.store,
     logger: options.logger,
   });

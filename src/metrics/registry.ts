@@ -18,6 +18,8 @@ export interface MetricsSources {
   redis: Redis;
   prefix: string;
   keys: HarvestKeys;
+  /** The rate model of the pool's API key (`keys.rateOf(apiKeyId)`). Default `keys.rate`. */
+  rateModelKey?: string;
   /** The database, on its host: media counts come from it. */
   store?: Store | undefined;
   logger: Logger;
@@ -100,10 +102,13 @@ function registerSharedGauges(
     log,
     {
       name: 'harvest_rate_allowed_per_second',
-      help: 'API calls per second the pool may make, from the shared rate controller (+Inf while no limit is known).',
+      help: "API calls per second the pool's API key may make, learned from its 429s by the shared rate controller (+Inf while no limit is known).",
     },
     async (g) =>
-      g.set(allowedRatePerSec(await redis.hgetall(keys.rate)) ?? Number.POSITIVE_INFINITY),
+      g.set(
+        allowedRatePerSec(await redis.hgetall(sources.rateModelKey ?? keys.rate)) ??
+          Number.POSITIVE_INFINITY,
+      ),
   );
   if (store) {
     collected(

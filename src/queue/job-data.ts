@@ -16,6 +16,8 @@ export const SearchJobDataSchema = z.object({
   maxCredits: z.number().int().min(0).optional(),
   /** Upper bound of this task's cost, reserved from the budget while the call is in flight. */
   estimateMaxCredits: z.number().int().min(0),
+  /** The run's own `run.rateLimitPerMinute`, if any: paces this run's calls, no other's. */
+  rateLimitPerMinute: z.number().int().min(1).optional(),
 });
 export type SearchJobData = z.infer<typeof SearchJobDataSchema>;
 

@@ -77,12 +77,39 @@ export interface HarvestKeys {
   workerHeartbeat(workerId: string): string;
   /** Pattern matching every worker heartbeat. */
   readonly workerHeartbeats: string;
-  /** Hash: what the shared rate controller knows of the service's limit (src/queue/rate/model.ts). */
+  /**
+   * The rate limit of pools whose API key is unknown (no search role, tests): see `rateOf`.
+   * Hash: what the shared rate controller knows of the service's limit (src/queue/rate/model.ts).
+   */
   readonly rate: string;
-  /** Sorted set: the pool's recent calls, by when they went (src/queue/rate/scripts.ts). */
+  /** Sorted set: the calls counted against `rate`, by when they went (src/queue/rate/scripts.ts). */
   readonly rateLog: string;
+  /**
+   * The rate limit of one API key, named by its id (`apiKeyId`, a hash: the key itself is never
+   * in Redis): the service limits each team, so what a 429 teaches holds for its key alone.
+   */
+  rateOf(keyId: string): { rate: string; rateLog: string };
+  /** Pattern matching every key's rate model (`rateOf(...).rate`). */
+  readonly rateModels: string;
+  /** Sorted set: a run's calls paced by its `run.rateLimitPerMinute`, by when they went. */
+  runRateLog(runId: string): string;
+  /** String with TTL: `<until ms> <limit>` while a run's own limit is spent (for `status`). */
+  runRateHold(runId: string): string;
+  /** Pattern matching every `runRateHold`. */
+  readonly runRateHolds: string;
   /** String: why the search queue is paused (401/402), for `harvest status`. */
   readonly pausedReason: string;
+  /**
+   * Hash: the API circuit (src/queue/circuit.ts): when calls were last answered, and while the
+   * API is unreachable, since when, the last error and the next probe.
+   */
+  readonly apiCircuit: string;
+  /** Sorted set: the 5xx and timeouts since the last healthy answer, by when they failed. */
+  readonly apiFailures: string;
+  /** String with TTL: the pool whose turn it is to probe the unreachable API. */
+  readonly apiProbeLease: string;
+  /** String: why the media queue is paused (a full disk), for `harvest status` (src/queue/media-pause.ts). */
+  readonly mediaPausedReason: string;
   /** String: the instant media job priorities count from, ms since the epoch (src/media/priority.ts). */
   readonly mediaPriorityAnchor: string;
   /**
@@ -118,7 +145,16 @@ export function harvestKeys(prefix: string): HarvestKeys {
     workerHeartbeats: `${base}:worker:*`,
     rate: `${base}:rate`,
     rateLog: `${base}:rate-log`,
+    rateOf: (keyId) => ({ rate: `${base}:rate:${keyId}`, rateLog: `${base}:rate-log:${keyId}` }),
+    rateModels: `${base}:rate:*`,
+    runRateLog: (runId) => `${base}:run-rate-log:${runId}`,
+    runRateHold: (runId) => `${base}:run-rate-hold:${runId}`,
+    runRateHolds: `${base}:run-rate-hold:*`,
     pausedReason: `${base}:paused-reason`,
+    apiCircuit: `${base}:api-circuit`,
+    apiFailures: `${base}:api-failures`,
+    apiProbeLease: `${base}:api-probe-lease`,
+    mediaPausedReason: `${base}:media-paused-reason`,
     mediaPriorityAnchor: `${base}:media-priority-anchor`,
     feed: `${base}:feed`,
     feederLease: `${base}:feeder-lease`,

@@ -23,13 +23,17 @@ export const DEFAULT_MAX_ATTEMPTS = 5;
 export interface JobPolicy {
   maxAttempts: number;
   maxCredits?: number;
+  /** The run's own rate limit (`run.rateLimitPerMinute`): its calls alone are paced by it. */
+  rateLimitPerMinute?: number;
 }
 
 export function jobPolicyOf(pipeline: Pipeline): JobPolicy {
   const maxCredits = pipeline.budget?.maxCredits;
+  const rateLimitPerMinute = pipeline.run?.rateLimitPerMinute;
   return {
     maxAttempts: pipeline.run?.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     ...(maxCredits === undefined ? {} : { maxCredits }),
+    ...(rateLimitPerMinute ? { rateLimitPerMinute } : {}),
   };
 }
 
@@ -48,6 +52,7 @@ export function* searchJobsOf(
       maxAttempts: policy.maxAttempts,
       ...(policy.maxCredits === undefined ? {} : { maxCredits: policy.maxCredits }),
       estimateMaxCredits: estimateSearchCredits(request).max,
+      ...(policy.rateLimitPerMinute ? { rateLimitPerMinute: policy.rateLimitPerMinute } : {}),
     };
   }
 }

@@ -11,7 +11,6 @@ import { type Pipeline, parsePipeline } from '../pipeline/index.ts';
 import { Budget } from '../queue/budget.ts';
 import { removeFailedJobs } from '../queue/enqueue.ts';
 import { searchJobId } from '../queue/names.ts';
-import { RateController } from '../queue/rate/controller.ts';
 import { liveTaskKeys, StoppedRuns } from '../queue/stopped-runs.ts';
 import { redriveFailedStoreJobs } from '../queue/store-queue.ts';
 import { enqueueRun } from './enqueue-run.ts';
@@ -89,11 +88,6 @@ export async function resumeRun(
     return { runId, pipeline, ...none, interrupted: true, taskCount: planned.taskCount };
   }
   await new StoppedRuns(runtime.redis, runtime.keys.stoppedRuns).clear(runId);
-  // The rate model lives in Redis, for an hour: a Redis that lost it, or a pause longer than
-  // that, would let the resumed run go uncapped into the 429s its setting prevents.
-  await new RateController(runtime.redis, runtime.keys, runtime.searchQueue, options.logger).start(
-    pipeline.run?.rateLimitPerMinute,
-  );
   if (await runtime.searchQueue.isPaused()) {
     await runtime.searchQueue.resume();
     await runtime.redis.del(runtime.keys.pausedReason);
@@ -249,7 +243,10 @@ export async function requeueUnfinished(
 /** The run's known credits, plus each call of unknown cost at its task's worst case. */
 function spentAtWorst(runtime: Runtime, runId: string): number {
   const { store } = runtime;
-  let credits = store.calls.totals(runId).creditsUsed;
+  // Implausible creditsUsed counts as the most its request could cost, as the budget counts it.
+  const anomalies = store.calls.anomalies(runId);
+  let credits =
+    store.calls.totals(runId).creditsUsed - anomalies.creditsUsed + anomalies.creditsCounted;
   for (const { taskKey, calls } of store.calls.unknownCostByTask(runId)) {
     const task = store.tasks.get(runId, taskKey);
     if (task) credits += calls * estimateSearchCredits(task.request as SearchRequest).max;

@@ -16,7 +16,6 @@ import {
 import { pipelineTextHash } from '../pipeline/keys.ts';
 import { readPipelineText } from '../pipeline/load.ts';
 import { newRunId } from '../queue/names.ts';
-import { RateController } from '../queue/rate/controller.ts';
 import type { RunTrigger } from '../store/runs.ts';
 import { enqueueRun } from './enqueue-run.ts';
 import { type WrittenPlan, writePlan } from './plan-writer.ts';
@@ -103,9 +102,6 @@ export async function startRun(
     return { ...started, interrupted: true };
   }
   options.onRecorded?.(runId);
-  await new RateController(runtime.redis, runtime.keys, runtime.searchQueue, options.logger).start(
-    pipeline.run?.rateLimitPerMinute,
-  );
   // Running from its first job on: a local pool may finish tasks before enqueuing ends.
   store.runs.setStatus(runId, 'running');
   await enqueueRun(runtime, runId, pipeline, options.signal);

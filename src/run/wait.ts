@@ -1,6 +1,8 @@
 /** Following a run to its end from SQLite (the store worker writes; this only reads). */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type CircuitState, OUTAGE_CODE, readCircuit } from '../queue/circuit.ts';
 import { liveWorkersWithRole } from '../queue/inflight.ts';
+import { type MediaPause, mediaPauseOf } from '../queue/media-pause.ts';
 import type { MediaSummary } from '../store/index.ts';
 import type { Runtime } from './runtime.ts';
 import { pausedReason } from './runtime.ts';
@@ -23,12 +25,16 @@ export interface Progress {
   etaSec: number | null;
   elapsedMs: number;
   paused?: { code: string; reason: string };
+  /** While the API is unreachable (src/queue/circuit.ts): the run waits for it, attempts unspent. */
+  apiOutage?: CircuitState;
   /** Results new to the pipeline (URLs it saw first in this run); counted once the run has ended. */
   newUrls?: number;
   /** True once no live worker has had the search role for `noWorkerAfterMs`. */
   noWorker?: boolean;
   /** The run's media (saved of requested, pending, deadline due first); absent when it saves none. */
   media?: MediaSummary;
+  /** Set while the run's media waits in a media queue paused for a full disk (`harvest media retry`). */
+  mediaPaused?: MediaPause;
 }
 
 export interface WaitOptions {
@@ -54,7 +60,10 @@ const FINISHED = new Set(['completed', 'failed', 'cancelled', 'interrupted']);
 /** How often live workers are counted, in ms. */
 const WORKER_CHECK_MS = 2000;
 
-/** Resolves with the last progress when the run has finished, or is paused (401/402). */
+/**
+ * Resolves with the last progress when the run has finished, or is paused (401/402). An
+ * unreachable API pauses the queue too, but the run goes on once it answers: that is waited for.
+ */
 export async function waitForRun(
   runtime: Runtime,
   runId: string,
@@ -82,6 +91,11 @@ export async function waitForRun(
     const mediaPending = options.waitForMedia ? (progress.media?.pending ?? 0) : 0;
     if (FINISHED.has(progress.status) && mediaPending === 0) return progress;
     if (progress.paused || options.signal?.aborted) return progress;
+    // Media held by a full disk waits for `harvest media retry`, not for this command.
+    if (FINISHED.has(progress.status) && mediaPending > 0) {
+      const mediaPaused = await mediaPauseOf(runtime.redis, runtime.keys).catch(() => undefined);
+      if (mediaPaused) return { ...progress, mediaPaused };
+    }
     await sleep(options.pollMs ?? 300);
   }
 }
@@ -106,6 +120,9 @@ async function readProgress(
   const remaining = counts.total - ended;
   const paused = await pausedReason(runtime).catch(() => undefined);
   const status = run?.status ?? 'unknown';
+  const apiOutage = FINISHED.has(status)
+    ? undefined
+    : await readCircuit(runtime.redis, runtime.keys).catch(() => undefined);
   const media = store.mediaSummary(runId);
   return {
     runId,
@@ -121,7 +138,11 @@ async function readProgress(
     ratePerSec,
     etaSec: ratePerSec ? Math.round(remaining / ratePerSec) : null,
     elapsedMs: now - startedAt,
-    ...(paused ? { paused: { code: paused.code, reason: paused.reason } } : {}),
+    // An outage's pause ends by itself once the API answers: it is `apiOutage`, not a stop.
+    ...(paused && paused.code !== OUTAGE_CODE
+      ? { paused: { code: paused.code, reason: paused.reason } }
+      : {}),
+    ...(apiOutage ? { apiOutage } : {}),
     ...(FINISHED.has(status) ? { newUrls: store.seenUrls.countFirstSeenIn(runId) } : {}),
     ...(media ? { media } : {}),
   };

@@ -45,6 +45,17 @@ export interface CallsTable {
   unknownCostByTask(runId: string): { taskKey: string; calls: number }[];
   /** The run's most recent failed calls, newest first; default limit 5. */
   recentErrors(runId: string, limit?: number): CallError[];
+  /** The run's calls of implausible credits (`creditsAnomaly`). */
+  anomalies(runId: string): CreditAnomalies;
+}
+
+/** Calls whose `creditsUsed` was implausible (src/events/call.ts `okCallEvent`). */
+export interface CreditAnomalies {
+  calls: number;
+  /** Their `creditsUsed`, as billed. */
+  creditsUsed: number;
+  /** What they count against the budget: the most their requests could cost. */
+  creditsCounted: number;
 }
 
 export function clip(text: string | null | undefined): string | null {
@@ -62,6 +73,8 @@ type OutcomeColumns = [
   warning: string | null,
   creditsUsed: number | null,
   retryAfterMs: number | null,
+  creditsMax: number | null,
+  creditsAnomaly: 0 | 1,
 ];
 
 function outcomeColumns(e: CallEvent): OutcomeColumns {
@@ -74,6 +87,8 @@ function outcomeColumns(e: CallEvent): OutcomeColumns {
     clip(e.warning),
     e.creditsUsed,
     e.retryAfterMs ?? null,
+    e.creditsMax ?? null,
+    e.creditsAnomaly === true ? 1 : 0,
   ];
 }
 
@@ -91,12 +106,12 @@ export function createCallsTable(db: Database): CallsTable {
   >(
     `INSERT OR IGNORE INTO calls (call_id, run_id, task_key, attempt, started_at, purpose,
        duration_ms, status, outcome, error_message, search_id, warning, credits_used,
-       retry_after_ms)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       retry_after_ms, credits_max, credits_anomaly)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   );
   const replaceLost = db.prepare<[...OutcomeColumns, callId: string]>(
     `UPDATE calls SET duration_ms = ?, status = ?, outcome = ?, error_message = ?, search_id = ?,
-       warning = ?, credits_used = ?, retry_after_ms = ?
+       warning = ?, credits_used = ?, retry_after_ms = ?, credits_max = ?, credits_anomaly = ?
      WHERE call_id = ? AND outcome = 'LOST'`,
   );
   const byOutcome = db.prepare<
@@ -120,6 +135,11 @@ export function createCallsTable(db: Database): CallsTable {
             started_at AS startedAt
      FROM calls WHERE run_id = ? AND outcome <> 'ok'
      ORDER BY started_at DESC, rowid DESC LIMIT ?`,
+  );
+  const anomalies = db.prepare<[string], CreditAnomalies>(
+    `SELECT COUNT(*) AS calls, COALESCE(SUM(credits_used), 0) AS creditsUsed,
+            COALESCE(SUM(credits_max), 0) AS creditsCounted
+     FROM calls WHERE run_id = ? AND credits_anomaly = 1`,
   );
 
   return {
@@ -151,5 +171,6 @@ export function createCallsTable(db: Database): CallsTable {
     totals: (runId) => totals.get(runId) ?? { calls: 0, creditsUsed: 0, unknownCostCalls: 0 },
     unknownCostByTask: (runId) => unknownByTask.all(runId),
     recentErrors: (runId, limit = 5) => errors.all(runId, limit),
+    anomalies: (runId) => anomalies.get(runId) ?? { calls: 0, creditsUsed: 0, creditsCounted: 0 },
   };
 }

@@ -102,6 +102,14 @@ export interface FreshUrl {
   deadlineAt: number;
 }
 
+/** A failed or expired row `harvest media retry` may queue again. */
+export interface EndedRow {
+  id: number;
+  status: 'failed' | 'expired';
+  kind: MediaKind;
+  expiresAt: number | null;
+}
+
 export interface MediaTable {
   /** Records what a run saves; called once, before any of its results is stored. */
   configure(config: MediaConfig): void;
@@ -150,6 +158,15 @@ export interface MediaTable {
   pendingOfTask(runId: string, taskKey: string): MediaRow[];
   /** Every row of a run, by task, source, position, kind and item. */
   ofRun(runId: string): MediaRow[];
+  /** Failed and expired rows (of one run, or all; of one kind, or all), by id. */
+  ended(filter: { runId?: string; kind?: MediaKind }): EndedRow[];
+  /**
+   * Failed or expired rows among `ids` -> pending again, with no job and their attempts afresh
+   * (`harvest media retry`). With `keepUrl`, a row whose deadline has passed gets its URL's
+   * expiry as its deadline, so it is downloaded while the URL lasts rather than re-issued.
+   * Returns rows moved.
+   */
+  requeue(ids: readonly number[], keepUrl: boolean, at?: number): number;
 }
 
 const COLUMNS = `id, run_id AS runId, task_key AS taskKey, source, position, kind,
@@ -244,6 +261,19 @@ function prepareMediaStatements(db: Database) {
       `UPDATE media SET source_url = @sourceUrl, issued_at = @issuedAt, expires_at = @expiresAt,
          deadline_at = @deadlineAt, reissues = reissues + @count, updated_at = @at
        WHERE id = @id AND status = 'pending'`,
+    ),
+    endedRows: db.prepare<{ run: string | null; kind: string | null }, EndedRow>(
+      `SELECT id, status, kind, expires_at AS expiresAt FROM media
+       WHERE status IN ('failed', 'expired') AND (@run IS NULL OR run_id = @run)
+         AND (@kind IS NULL OR kind = @kind)
+       ORDER BY id`,
+    ),
+    requeue: db.prepare<{ id: number; keepUrl: number; at: number }>(
+      `UPDATE media SET status = 'pending', attempts = 0, error_code = NULL, error_message = NULL,
+         queued_at = NULL, updated_at = MAX(@at, updated_at + 1),
+         deadline_at = CASE WHEN @keepUrl = 1 AND deadline_at < @at AND expires_at > @at
+           THEN expires_at ELSE deadline_at END
+       WHERE id = @id AND status IN ('failed', 'expired')`,
     ),
     ofRun: db.prepare<[string], MediaRow>(
       `SELECT ${COLUMNS} FROM media WHERE run_id = ?
@@ -366,5 +396,11 @@ export function createMediaTable(db: Database, now: Clock): MediaTable {
       s.refresh.run({ id, ...fresh, count: countReissue ? 1 : 0, at }).changes > 0,
     pendingOfTask: (runId, taskKey) => s.pendingOfTask.all(runId, taskKey),
     ofRun: (runId) => s.ofRun.all(runId),
+    ended: (filter) => s.endedRows.all({ run: filter.runId ?? null, kind: filter.kind ?? null }),
+    requeue: db.transaction((ids: readonly number[], keepUrl: boolean, at: number = now()) => {
+      let moved = 0;
+      for (const id of ids) moved += s.requeue.run({ id, keepUrl: keepUrl ? 1 : 0, at }).changes;
+      return moved;
+    }),
   };
 }

@@ -1,5 +1,6 @@
 /** A budget that stops a run, beside the shared rate limit: refused tasks take no turn of it. */
 import { afterEach, describe, expect, it } from 'vitest';
+import { apiKeyId } from '../../src/queue/rate/hold.ts';
 import { startRun } from '../../src/run/start.ts';
 import { waitForRun } from '../../src/run/wait.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
@@ -26,6 +27,7 @@ describe('budget and rate limit', () => {
     expect(refused).toBeGreaterThan(20);
     expect(calls + refused).toBe(30);
     // Every turn the rate controller gave went to a call that was made.
-    expect(await h.runtime.redis.zcard(h.runtime.keys.rateLog)).toBe(calls);
+    const { rateLog } = h.runtime.keys.rateOf(apiKeyId(h.settings.apiKey));
+    expect(await h.runtime.redis.zcard(rateLog)).toBe(calls);
   }, 60_000);
 });

@@ -1,4 +1,5 @@
 /** A call's claim (budget reservation, journal entry) taken with its rate-limit turn, on real Redis. */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { Budget } from '../../src/queue/budget.ts';
@@ -17,7 +18,7 @@ function setup(options?: RateControllerOptions) {
   const queue = new Queue(QUEUES.search, { connection: redis, prefix });
   defer(() => queue.close());
   const keys = harvestKeys(prefix);
-  const rate = new RateController(redis, keys, queue, capturedLogger().logger, options);
+  const rate = new RateController(redis, keys, capturedLogger().logger, options);
   const journal = new InflightJournal(redis, keys);
   const budget = new Budget(redis, keys);
   const spent = async (runId: string) => Number((await redis.hget(keys.budget, runId)) ?? 0);
@@ -72,9 +73,11 @@ describe('callClaim with the rate-limit turn', () => {
   it('a call that must wait for its turn, or is held back, claims nothing', async () => {
     // Rolling, 4 in any 500 ms (+ 250 ms guard), one of them the refused call: three calls go,
     // the fourth's turn is about 750 ms off.
-    const lesson = [3000, 'Consumed (req/500ms): 4, Remaining (req/500ms): 0'] as const;
+    const lesson = [300, 'Consumed (req/500ms): 4, Remaining (req/500ms): 0'] as const;
     const fill = async (s: ReturnType<typeof setup>) => {
       await s.rate.onRateLimited(...lesson);
+      // Time passing is the point: the 429's own wait holds every call of the key first.
+      await sleep(s.rate.heldForMs() + 10);
       for (const id of ['c1', 'c2', 'c3']) {
         expect((await s.rate.beforeCall(callClaim(s.keys, call(id))))?.claim).toBe(CLAIM.taken);
       }

@@ -1,9 +1,8 @@
-/** The shared rate controller on real Redis and a real BullMQ queue. */
+/** The shared rate controller of one API key, on real Redis. */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { rateLimitMessage } from '../../src/contract/index.ts';
-import { harvestKeys, QUEUES } from '../../src/queue/names.ts';
+import { harvestKeys } from '../../src/queue/names.ts';
 import { RateController, type RateControllerOptions } from '../../src/queue/rate/controller.ts';
 import { PROBE_CALLS } from '../../src/queue/rate/scripts.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
@@ -14,12 +13,10 @@ const defer = useCleanup();
 
 function setup() {
   const { prefix, redis } = testRedis(defer);
-  const queue = new Queue(QUEUES.search, { connection: redis, prefix });
-  defer(() => queue.close());
   const keys = harvestKeys(prefix);
   const controller = (options?: RateControllerOptions) =>
-    new RateController(redis, keys, queue, capturedLogger().logger, options);
-  return { redis, queue, keys, controller };
+    new RateController(redis, keys, capturedLogger().logger, options);
+  return { redis, keys, controller };
 }
 
 /** The hosted 429 text for a window of `windowMs` whose allowance `limit` ran out, ending in `endsInMs`. */
@@ -42,23 +39,30 @@ async function admitted(rate: RateController, n: number): Promise<number> {
 }
 
 describe('RateController', () => {
-  it('a 429 holds every worker through BullMQ: the queue has a global limit and a wait', async () => {
-    const { queue, controller } = setup();
-    await controller().onRateLimited(5000, 'Rate limit exceeded');
-    // BullMQ honours the 429's wait only while the queue has a global rate limit.
-    expect(await queue.getRateLimitTtl()).toBeGreaterThan(4000);
+  it('a 429 holds every call of the key: this process at once, the others at their next turn', async () => {
+    const { redis, keys, controller } = setup();
+    const held: number[] = [];
+    const rate = controller({ onHold: (ms) => held.push(ms) });
+    await rate.onRateLimited(5000, 'Rate limit exceeded');
+    expect(rate.heldForMs()).toBeGreaterThan(4000);
+    expect(held[0]).toBeGreaterThan(4000);
+    expect(await redis.hget(keys.rate, 'holdWhy')).toBe('retry-after');
+    // Another process on the key: not admitted, and its own workers hold too.
+    const other = controller({ maxHoldMs: 0 });
+    expect(await admitted(other, 1)).toBe(0);
+    expect(other.heldForMs()).toBeGreaterThan(3000);
     expect((await controller().model()).regime).toBe('paced');
   });
 
   it('fixed window: the allowance is shared by every controller, then all hold until the reset', async () => {
-    const { queue, controller } = setup();
+    const { controller } = setup();
     const [a, b] = [controller({ maxHoldMs: 0 }), controller({ maxHoldMs: 0 })];
     // The first 429 of the window: 6 per 1.5 s windows, this one ends in 400 ms.
     await a.onRateLimited(...window429(6, 1500, 400));
     const model = await b.model();
     expect(model).toMatchObject({ regime: 'fixed', limit: 6, windowMs: 1500 });
     expect(await admitted(b, 3)).toBe(0);
-    expect(await queue.getRateLimitTtl()).toBeGreaterThan(0);
+    expect(b.heldForMs()).toBeGreaterThan(0);
 
     await sleep(model.windowEndsAt - Date.now() + 20); // fixed: to the window's end
     // A few calls open the window; the others follow once no 429 came back (they wait for it
@@ -103,8 +107,10 @@ describe('RateController', () => {
   it('rolling: at most the limit in any window; a later call waits in its worker for its turn', async () => {
     const { controller } = setup();
     const rate = controller({ maxHoldMs: 2000 });
-    await rate.onRateLimited(3000, 'Consumed (req/500ms): 4, Remaining (req/500ms): 0');
+    await rate.onRateLimited(300, 'Consumed (req/500ms): 4, Remaining (req/500ms): 0');
     expect((await rate.model()).regime).toBe('rolling');
+    // Time passing is the point: the 429's own wait holds every call of the key first.
+    await sleep(rate.heldForMs() + 10);
     const started = Date.now();
     const times: number[] = [];
     await Promise.all(
@@ -122,7 +128,9 @@ describe('RateController', () => {
   it('a call waiting for its turn asks again when a 429 changed the model meanwhile', async () => {
     const { controller } = setup();
     const rate = controller({ maxHoldMs: 2000 });
-    await rate.onRateLimited(3000, 'Consumed (req/500ms): 4, Remaining (req/500ms): 0');
+    await rate.onRateLimited(300, 'Consumed (req/500ms): 4, Remaining (req/500ms): 0');
+    // Time passing is the point: the 429's own wait holds every call of the key first.
+    await sleep(rate.heldForMs() + 10);
     const started = Date.now();
     const times: number[] = [];
     const calls = Array.from({ length: 6 }, async () => {
@@ -131,12 +139,14 @@ describe('RateController', () => {
     });
     // A fixed duration: the 429 comes 100 ms in, while three calls wait for their turn.
     await sleep(100);
-    // Only 2 per window after all: the three waiting for 750 ms must wait for two windows.
+    // Only 2 per window after all, and a wait of 1 s: the three waiting for 750 ms ask again,
+    // wait out the hold, then go two in one window and the third in the next.
     await rate.onRateLimited(1000, 'Consumed (req/500ms): 3, Remaining (req/500ms): 0');
     await Promise.all(calls);
     times.sort((x, y) => x - y);
     expect(times[2]).toBeLessThan(100);
-    expect(times[3]).toBeGreaterThanOrEqual(1400);
+    expect(times[3]).toBeGreaterThanOrEqual(1050);
+    expect(times[5]! - times[3]!).toBeGreaterThanOrEqual(700);
   });
 
   it('paced: one call per interval across controllers; beyond maxHoldMs the worker holds', async () => {

@@ -113,15 +113,21 @@ describe('harvest run', () => {
     expect(ledgerAnswers(h)).toBe(answered);
   });
 
-  it('resuming sets the pipeline rate limit again, and refuses a run whose plan was never recorded', async () => {
+  it("the run's own rate limit travels with its jobs, again on resume; a run whose plan was never recorded is refused", async () => {
     h = await startHarness();
     const file = h.writePipeline('capped', `${PIPELINE}run:\n  rateLimitPerMinute: 60\n`);
     const { runId } = await startRun(h.runtime, file, { logger: h.logger });
-    expect(await h.runtime.redis.hget(h.runtime.keys.rate, 'limit')).toBe('60');
-    // The rate model lives in Redis for an hour: lost with Redis, or past a long pause.
-    await h.runtime.redis.del(h.runtime.keys.rate);
+    const limits = async () =>
+      (await h!.runtime.searchQueue.getJobs(['waiting', 'prioritized', 'delayed'])).map(
+        (job) => job.data.rateLimitPerMinute,
+      );
+    expect(new Set(await limits())).toEqual(new Set([60]));
+    // It is the run's alone: the API key's learned model does not hold it.
+    expect(await h.runtime.redis.exists(h.runtime.keys.rate)).toBe(0);
+    // Jobs lost with Redis come back from SQLite with it.
+    await h.runtime.searchQueue.obliterate({ force: true });
     await resumeRun(h.runtime, runId, { logger: h.logger });
-    expect(await h.runtime.redis.hget(h.runtime.keys.rate, 'limit')).toBe('60');
+    expect(new Set(await limits())).toEqual(new Set([60]));
 
     // A run that failed while planning (no task recorded) has nothing to continue.
     const store = h.runtime.store;

@@ -24,6 +24,14 @@ describe('numeric settings are read alike', () => {
     }
   });
 
+  it('HARVEST_API_PROBE_MAX_MS: default 3 min, at least 100 ms, digits only', () => {
+    expect(loadSettings({}).apiProbeMaxMs).toBe(180_000);
+    expect(loadSettings({ HARVEST_API_PROBE_MAX_MS: '1000' }).apiProbeMaxMs).toBe(1000);
+    for (const text of ['0x10', '1e4', ' 100 ', '99']) {
+      expect(() => loadSettings({ HARVEST_API_PROBE_MAX_MS: text }), text).toThrow(SettingsError);
+    }
+  });
+
   it('says "a whole number" for a word, as the other numeric settings do', () => {
     let message = '';
     try {

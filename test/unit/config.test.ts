@@ -88,10 +88,25 @@ describe('media settings', () => {
       maxAttempts: 6,
       marginMaxMs: 300_000,
       timeoutMs: 30_000,
+      maxTransferMs: 600_000,
       maxRedirects: 5,
       urgentMs: 60_000,
       allowHosts: [],
     });
+  });
+
+  it('read the transfer, API call and stop limits', () => {
+    const defaults = loadSettings({});
+    expect([defaults.apiTimeoutMs, defaults.stopGraceMs]).toEqual([65_000, 30_000]);
+    const set = loadSettings({
+      HARVEST_MEDIA_MAX_TRANSFER_MS: '2000',
+      HARVEST_API_TIMEOUT_MS: '9000',
+      HARVEST_STOP_GRACE_MS: '0',
+    });
+    expect([set.media.maxTransferMs, set.apiTimeoutMs, set.stopGraceMs]).toEqual([2000, 9000, 0]);
+    expect(() => loadSettings({ HARVEST_MEDIA_MAX_TRANSFER_MS: '5' })).toThrow(
+      /HARVEST_MEDIA_MAX_TRANSFER_MS/,
+    );
   });
 
   it('are read from HARVEST_MEDIA_* variables', () => {

@@ -1,10 +1,14 @@
-/** What `harvest media` and `harvest media verify` do, loaded only when they run. */
+/** What `harvest media`, `media verify` and `media retry` do, loaded only when they run. */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import type { Settings } from '../../config.ts';
+import { maskUrl, type Settings } from '../../config.ts';
 import { HarvestError } from '../../errors.ts';
+import type { MediaKind } from '../../media/kinds.ts';
 import { mediaRoot } from '../../media/storage.ts';
 import { findOrphans, type Orphans, verifyFiles } from '../../media/verify.ts';
+import { assertRedisReachable, createRedis } from '../../queue/connection.ts';
+import { type MediaPause, resumeMediaQueue } from '../../queue/media-pause.ts';
+import { harvestKeys, QUEUES } from '../../queue/names.ts';
 import { MEDIA_STATUSES, type MediaCounts, openStore, type Store } from '../../store/index.ts';
 import { EXIT } from '../exit-codes.ts';
 import { sayReadOnlyFolder } from '../read-only-notice.ts';
@@ -170,4 +174,130 @@ export async function mediaVerify(
     }
   }
   return report.problems.length > 0 ? 1 : 0;
+}
+
+export interface MediaRetryOptions {
+  kind?: MediaKind;
+  /** Also queue items whose URL expired: each is re-issued, a billed search. */
+  reissue: boolean;
+  json: boolean;
+}
+
+/** What `harvest media retry` did. */
+export interface MediaRetryReport {
+  runId: string | null;
+  /** Items queued again, their URL still valid: downloaded with no new call. */
+  requeued: number;
+  /** Items queued again whose URL expired: re-issued (`--reissue`). */
+  reissued: number;
+  /** Items left as they were: their URL expired, and `--reissue` was not given. */
+  expiredLeft: number;
+  /** The media queue's pause this ended (a full disk), if one was in force. */
+  resumedPause: MediaPause | null;
+  /** Set when Redis did not answer: the queue could not be resumed. */
+  redisUnreachable?: string;
+}
+
+/**
+ * `harvest media retry`: failed and expired media items go back to pending with their attempts
+ * afresh, and a media queue paused for a full disk is resumed; the media role (a running worker,
+ * or the next) downloads them. An item whose URL has expired needs a fresh URL, a billed search:
+ * it is queued only with `--reissue`. No call is made here.
+ */
+export async function mediaRetry(
+  settings: Settings,
+  runId: string | undefined,
+  opts: MediaRetryOptions,
+): Promise<void> {
+  const store = openStore(settings.dbPath, { onReadOnlyFolder: sayReadOnlyFolder });
+  const nowMs = Date.now();
+  let report: MediaRetryReport;
+  try {
+    if (runId !== undefined && !store.runs.get(runId)) {
+      throw new HarvestError('RUN_NOT_FOUND', `no run ${runId} in ${settings.dbPath}`, {
+        exitCode: EXIT.BAD_INPUT,
+      });
+    }
+    const ended = store.media.ended({
+      ...(runId === undefined ? {} : { runId }),
+      ...(opts.kind === undefined ? {} : { kind: opts.kind }),
+    });
+    const live = ended.filter((r) => r.expiresAt === null || r.expiresAt > nowMs);
+    const expired = ended.filter((r) => r.expiresAt !== null && r.expiresAt <= nowMs);
+    const requeued = store.media.requeue(
+      live.map((r) => r.id),
+      true,
+      nowMs,
+    );
+    const reissued = opts.reissue
+      ? store.media.requeue(
+          expired.map((r) => r.id),
+          false,
+          nowMs,
+        )
+      : 0;
+    report = {
+      runId: runId ?? null,
+      requeued,
+      reissued,
+      expiredLeft: opts.reissue ? 0 : expired.length,
+      resumedPause: null,
+    };
+  } finally {
+    store.close();
+  }
+  Object.assign(report, await resumeMediaQueueOf(settings));
+  print(opts.json ? JSON.stringify(report, null, 2) : formatMediaRetry(report));
+}
+
+/** Resumes the media queue (paused for a full disk, say); what it ended, or why it could not. */
+async function resumeMediaQueueOf(
+  settings: Settings,
+): Promise<Pick<MediaRetryReport, 'resumedPause' | 'redisUnreachable'>> {
+  try {
+    await assertRedisReachable(settings.redisUrl, 1500);
+  } catch {
+    return {
+      resumedPause: null,
+      redisUnreachable: `Redis at ${maskUrl(settings.redisUrl)} is not reachable: a paused media queue stays paused until this is run again`,
+    };
+  }
+  const { Queue } = await import('bullmq');
+  const redis = createRedis(settings.redisUrl, 'client');
+  const queue = new Queue(QUEUES.media, { connection: redis, prefix: settings.queuePrefix });
+  queue.on('error', () => {});
+  try {
+    const pause = await resumeMediaQueue(queue, redis, harvestKeys(settings.queuePrefix));
+    return { resumedPause: pause ?? null };
+  } finally {
+    await queue.close().catch(() => {});
+    redis.disconnect();
+  }
+}
+
+export function formatMediaRetry(r: MediaRetryReport): string {
+  const of = r.runId ? `of run ${r.runId}` : 'of every run';
+  const lines = [
+    `queued again ${r.requeued} media items ${of} whose URL still works: downloaded with no new call`,
+  ];
+  if (r.reissued > 0) {
+    lines.push(
+      `queued ${r.reissued} items whose URL expired: each gets a fresh URL, a billed search`,
+    );
+  }
+  if (r.expiredLeft > 0) {
+    lines.push(
+      `left ${r.expiredLeft} items whose URL expired: --reissue queues them too (a billed search each)`,
+    );
+  }
+  if (r.resumedPause) {
+    lines.push(
+      `media queue resumed (it was paused: ${r.resumedPause.code}: ${terminalText(r.resumedPause.reason)})`,
+    );
+  }
+  if (r.redisUnreachable) lines.push(`note: ${r.redisUnreachable}`);
+  if (r.requeued + r.reissued > 0) {
+    lines.push('a worker with the media role saves them (`harvest worker`, or the one running)');
+  }
+  return lines.join('\n');
 }

@@ -13,7 +13,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startLocalPool } from '../../../jobs/local.ts';
 import type { Pool } from '../../../jobs/pool.ts';
 import { createApiClient } from '../../api/index.ts';
-import type { Settings } from '../../config.ts';
+import { describeOutage } from '../../api/outage.ts';
+import { maskUrl, type Settings } from '../../config.ts';
 import { UsageError } from '../../errors.ts';
 import { createLogger, type Logger } from '../../log.ts';
 import { Feeder } from '../../run/feed/feeder.ts';
@@ -40,11 +41,12 @@ import { terminalText } from '../terminal-text.ts';
 
 /**
  * Exit codes: 0 every task done (and its media saved, when followed), 1 some task failed or
- * some media was not saved, 4 not finished (paused for the API key, interrupted, cancelled, or
- * no longer followed).
+ * some media was not saved, 4 not finished (paused for the API key or a full disk, interrupted,
+ * cancelled, or no longer followed).
  */
 export function exitCodeFor(p: Progress): number {
   if (p.status !== 'completed' && p.status !== 'failed') return EXIT.NOT_FINISHED;
+  if (p.mediaPaused) return EXIT.NOT_FINISHED;
   const mediaLost = (p.media?.failed ?? 0) + (p.media?.expired ?? 0);
   return p.failed === 0 && mediaLost === 0 && p.status === 'completed' ? EXIT.OK : EXIT.FAILED;
 }
@@ -56,6 +58,8 @@ export interface RunOptions {
   resume?: string;
   retryFailed?: boolean;
   json?: boolean;
+  /** Stop following after the API has been unreachable this long, in ms (exit 3). */
+  giveUpAfter?: number;
 }
 
 /** A run started or resumed; `planInterrupted` when stopped while its plan was written. */
@@ -125,6 +129,10 @@ class RunSession {
   #pool: Pool | undefined;
   #feeder: Feeder | undefined;
   #interrupted = false;
+  /** When this command started: an API unanswered since then was never reachable from here. */
+  readonly #startedAt = Date.now();
+  /** Why following stopped for an unreachable API (the message said before exit 3). */
+  #apiGone: string | undefined;
   /** The first Ctrl-C's stop, once it has begun. */
   #interrupting: Promise<void> | undefined;
   /** The first Ctrl-C's stop of a local run (marked interrupted, queued jobs removed). */
@@ -141,10 +149,15 @@ class RunSession {
     await this.#liftKeyPause();
     // Kept until the process ends: a second Ctrl-C that arrives while the run is being closed
     // must still stop it at once rather than kill it by the signal's default action.
-    onStopSignals({
-      first: () => this.#interrupt(),
-      second: () => this.#forceStop(),
-    });
+    // A local run's stop is forced once the grace period is over: a call or a download that
+    // trickles does not hold the process.
+    onStopSignals(
+      {
+        first: () => this.#interrupt(),
+        second: () => this.#forceStop(),
+      },
+      this.#opts.local ? this.#settings.stopGraceMs : undefined,
+    );
     const { runId, concurrency, planInterrupted } = await this.#startOrResume(loaded);
     if (planInterrupted) return this.#planInterrupted(runId, planInterrupted.tasks);
     if (this.#opts.local) {
@@ -295,6 +308,7 @@ class RunSession {
       waitForMedia: this.#opts.local === true,
       onProgress: (p) => {
         view.update(p);
+        this.#watchOutage(p);
         if (!replaced && this.#runtime.store.replaced()) {
           replaced = true;
           this.#stopWaiting.abort();
@@ -316,12 +330,21 @@ class RunSession {
       await this.#interrupting;
       final = await waitForRun(this.#runtime, runId, { since, signal: AbortSignal.abort() });
     }
-    const exitCode = lostJobs.value ? EXIT.NOT_FINISHED : exitCodeFor(final);
+    const exitCode = this.#apiGone
+      ? EXIT.ENVIRONMENT
+      : lostJobs.value
+        ? EXIT.NOT_FINISHED
+        : exitCodeFor(final);
     if (this.#opts.json) {
       // `ok` and `exitCode` as in every --json answer: a script reads the outcome, not the code.
       const answer = { ok: exitCode === EXIT.OK, exitCode, ...final };
       process.stdout.write(`${JSON.stringify(answer, null, 2)}\n`);
     } else process.stdout.write(`${formatSummary(final, this.#settings.dbPath)}\n`);
+    if (this.#apiGone) {
+      // The last error quotes the network or the API: escaped, so it cannot drive the terminal.
+      process.stderr.write(`${terminalText(this.#apiGone)}\n`);
+      return exitCode;
+    }
     if (lostJobs.value) {
       process.stderr.write(
         `resume with: harvest run --resume ${runId}${this.#opts.local ? ' --local' : ' --wait'} (SQLite knows every unfinished task)\n`,
@@ -341,6 +364,30 @@ class RunSession {
   }
 
   #onForced: () => void = () => {};
+
+  /**
+   * While the API is unreachable the run is followed, unless it never answered this command's
+   * own pool (a wrong HARVEST_API_URL, say) or `--give-up-after` has passed. Then a local run
+   * is stopped as by Ctrl-C, and the command ends saying how to resume (exit 3).
+   */
+  #watchOutage(p: Progress): void {
+    const outage = p.apiOutage;
+    if (this.#apiGone || !outage) return;
+    const neverAnswered =
+      this.#opts.local === true &&
+      outage.lastFailureAt >= this.#startedAt &&
+      outage.answeredAt < this.#startedAt;
+    const giveUpAfter = this.#opts.giveUpAfter;
+    const waited = Date.now() - Math.max(outage.since, this.#startedAt);
+    if (!neverAnswered && (giveUpAfter === undefined || waited < giveUpAfter)) return;
+    const how = `${this.#opts.local ? ' --local' : ' --wait'}${p.failed > 0 ? ' --retry-failed' : ''}`;
+    const resume = `resume with: harvest run --resume ${p.runId}${how}`;
+    this.#apiGone = neverAnswered
+      ? `the API at ${maskUrl(this.#settings.apiUrl)} is not reachable (${outage.lastError}), and has not answered since this command started: check HARVEST_API_URL and the network; ${resume}`
+      : `${describeOutage(outage, Date.now())}: gave up after ${Math.round(giveUpAfter! / 1000)} s (--give-up-after); ${resume}`;
+    if (this.#opts.local) void this.#interrupt(true);
+    else this.#stopWaiting.abort();
+  }
 
   /**
    * A forced stop while the plan is written (between two batches: no transaction is open): the
@@ -437,7 +484,7 @@ class RunSession {
     if (this.#opts.local && this.#runId) {
       if (!quietly) {
         process.stderr.write(
-          `\nstopping run ${this.#runId}: calls in flight finish and are recorded (Ctrl-C again to stop at once)\n`,
+          `\nstopping run ${this.#runId}: calls in flight finish and are recorded, for ${this.#settings.stopGraceMs / 1000} s at most (Ctrl-C again to stop at once)\n`,
         );
       }
       this.#runStopping = stopRun(this.#runtime, this.#runId, 'interrupted').then(

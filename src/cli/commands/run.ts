@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
 import type { RunOptions } from '../actions/run.ts';
 import type { CommandContext } from '../context.ts';
-import { concurrency, MAX_CONCURRENCY } from '../flags.ts';
+import { concurrency, duration, MAX_CONCURRENCY } from '../flags.ts';
 
 export function registerRun(program: Command, ctx: CommandContext): void {
   program
@@ -23,6 +23,11 @@ export function registerRun(program: Command, ctx: CommandContext): void {
     )
     .option('--retry-failed', 'with --resume: enqueue the failed tasks again too')
     .option(
+      '--give-up-after <duration>',
+      'while following: stop waiting for an unreachable API after this long (90s, 10m, 2h), exit 3 (default: wait)',
+      duration,
+    )
+    .option(
       '--json',
       'print the run id (without --wait) or the final summary as JSON, with ok and exitCode',
     )
@@ -34,16 +39,24 @@ recorded, and the run is 'interrupted' until \`harvest run --resume RUN\`. Ctrl-
 once (calls in flight are recorded as lost, cost unknown). Ctrl-C while the plan is written
 (before anything is enqueued) leaves any run 'interrupted'; --resume writes the rest of its plan.
 
+An unreachable API (refused, DNS, TLS, a run of 5xx or timeouts) pauses the searches, attempts
+unspent, until a probe is answered; the run is followed through it, unless --give-up-after says
+otherwise (exit 3, with the resume command). An API address that never answered since the
+command started ends --local at once (exit 3).
+
 Examples:
   harvest run pipelines/bulk-dataset.yaml            # enqueue; \`harvest worker\` runs it
   harvest run pipelines/demo.yaml --local            # run here, with a progress bar
   harvest run --resume 20261122T101500-a1b2 --wait   # continue a paused or interrupted run
-  harvest run --resume 20261122T101500-a1b2 --retry-failed --local`,
+  harvest run --resume 20261122T101500-a1b2 --retry-failed --local
+  harvest run pipelines/demo.yaml --local --give-up-after 30m`,
     )
     .action(async (file: string | undefined, opts: RunOptions) => {
       if (!file && !opts.resume) throw new UsageError('give a pipeline file, or --resume RUN');
       if (file && opts.resume)
         throw new UsageError('give either a pipeline file or --resume RUN, not both');
+      if (opts.giveUpAfter !== undefined && !opts.wait && !opts.local)
+        throw new UsageError('--give-up-after goes with --wait or --local');
       if (opts.retryFailed && !opts.resume)
         throw new UsageError('--retry-failed goes with --resume RUN');
       if (opts.concurrency !== undefined && !opts.local) {

@@ -6,13 +6,18 @@
  */
 import type { Command } from 'commander';
 import type { Redis } from 'ioredis';
+import { describeOutage } from '../../api/outage.ts';
 import { maskUrl, type Settings } from '../../config.ts';
 import { HarvestError } from '../../errors.ts';
 import { statIfExists } from '../../files.ts';
 import { maskUrlSecrets } from '../../log.ts';
+import { type CircuitState, OUTAGE_CODE, readCircuit } from '../../queue/circuit.ts';
 import { assertRedisReachable, createRedis } from '../../queue/connection.ts';
 import { liveCallsOfRun, liveWorkersWithRole } from '../../queue/inflight.ts';
+import { type MediaPause, mediaPauseOf } from '../../queue/media-pause.ts';
 import { harvestKeys, QUEUES } from '../../queue/names.ts';
+import type { RateHold } from '../../queue/rate/hold.ts';
+import { formatRateHold, rateHoldsInForce } from '../../queue/rate/holds.ts';
 import type { WaitingRecords } from '../../queue/store-queue.ts';
 import { keyPauseWords } from '../../run/key-pause-codes.ts';
 import {
@@ -67,7 +72,7 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
           const runs = store.runs.list({ limit: opts.limit });
           if (opts.json) return print(JSON.stringify(runs, null, 2));
           if (runs.length === 0) return print(`no runs yet in ${settings.dbPath}`);
-          const { paused } = await queueState(settings);
+          const { paused, holds, apiOutage, mediaPaused } = await queueState(settings);
           const words = paused && keyPauseWords(paused.code);
           const held = words ? ` (paused: ${words.label})` : '';
           for (const r of runs) {
@@ -80,6 +85,11 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
           if (paused && words) {
             const why = `${words.label} (${words.status} ${paused.code}): ${paused.reason}`;
             print(`search queue paused: ${terminalText(why)}`);
+          }
+          if (apiOutage) print(terminalText(describeOutage(apiOutage, Date.now())));
+          if (mediaPaused) print(terminalText(mediaPauseText(mediaPaused)));
+          for (const hold of holds ?? []) {
+            print(`rate limit holds ${terminalText(formatRateHold(hold, Date.now()))}`);
           }
           return;
         }
@@ -108,6 +118,9 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
               : null,
             workers: queue.workers ?? null,
             callsInFlight: queue.inFlight?.calls ?? null,
+            apiOutage: queue.apiOutage ?? null,
+            rateHolds: queue.holds ?? null,
+            mediaQueuePaused: queue.mediaPaused ?? null,
           };
           return print(JSON.stringify(json, null, 2));
         }
@@ -120,6 +133,12 @@ export function registerStatus(program: Command, ctx: CommandContext): void {
 
 function print(text: string): void {
   process.stdout.write(`${text}\n`);
+}
+
+/** The media queue's pause (a full disk), and what ends it. */
+function mediaPauseText(pause: MediaPause): string {
+  const since = pause.at > 0 ? ` since ${new Date(pause.at).toISOString()}` : '';
+  return `media queue paused${since}: ${pause.code}: ${pause.reason}; free space, then \`harvest media retry\``;
 }
 
 /** What Redis says beside SQLite: the queue's pause, and records waiting for the database. */
@@ -141,6 +160,12 @@ interface QueueState {
    * search: SQLite shows those tasks queued until their records arrive (read for one run only).
    */
   inFlight?: { calls: number; taskKeys: string[] };
+  /** Rate-limit holds in force: API keys whose calls wait, runs whose own limit is spent. */
+  holds?: RateHold[];
+  /** While the API is unreachable (src/queue/circuit.ts): since when, the next probe, the last error. */
+  apiOutage?: CircuitState;
+  /** Why the media queue is paused (a full disk; src/queue/media-pause.ts). */
+  mediaPaused?: MediaPause;
 }
 
 /**
@@ -162,7 +187,20 @@ async function queueState(settings: Settings, runId?: string): Promise<QueueStat
   const inFlight = runId
     ? await inFlightOf(redis, settings, runId).catch(() => undefined)
     : undefined;
+  // One run: the API keys' holds, and its own limit's (not other runs').
+  const holds = (
+    await rateHoldsInForce(redis, harvestKeys(settings.queuePrefix)).catch(() => undefined)
+  )?.filter((hold) => !runId || !hold.whose.startsWith('run ') || hold.whose === `run ${runId}`);
+  const apiOutage = await readCircuit(redis, harvestKeys(settings.queuePrefix)).catch(
+    () => undefined,
+  );
+  const mediaPaused = await mediaPauseOf(redis, harvestKeys(settings.queuePrefix)).catch(
+    () => undefined,
+  );
   const extra = {
+    ...(mediaPaused ? { mediaPaused } : {}),
+    ...(apiOutage ? { apiOutage } : {}),
+    ...(holds ? { holds } : {}),
     ...withFeed(feed),
     ...(workers ? { workers } : {}),
     ...(inFlight ? { inFlight } : {}),
@@ -257,12 +295,32 @@ export function formatReport(r: RunStatusReport, queue: QueueState, nowMs = Date
     `  calls    ${r.calls.calls}, credits used ${r.calls.creditsUsed}${r.run.maxCredits === null ? '' : ` of ${r.run.maxCredits}`}${r.calls.unknownCostCalls ? ` (+${r.calls.unknownCostCalls} calls of unknown cost)` : ''}${inFlight}`,
     `  results  ${r.results}, ${r.newUrls} new to the pipeline (URLs it saw first in this run)`,
     ...(r.media ? [`  media    ${formatMediaSummary(r.media, nowMs)}`] : []),
+    ...anomalyLines(r),
   );
   if (r.notification) lines.push(`  notify   ${formatNotification(r.notification)}`);
-  lines.push(...errorLines(r), ...waitingLines(queue), ...nextStepLines(r, queue));
+  lines.push(
+    ...errorLines(r),
+    ...waitingLines(queue),
+    ...holdLines(queue, nowMs),
+    ...(queue.apiOutage ? [`  outage   ${describeOutage(queue.apiOutage, nowMs)}`] : []),
+    ...(queue.mediaPaused ? [`  media    ${mediaPauseText(queue.mediaPaused)}`] : []),
+    ...nextStepLines(r, queue),
+  );
   // Messages of the API and of webhook receivers, reasons read from Redis: one line each, and
   // never a terminal's control sequence.
   return lines.map(terminalText).join('\n');
+}
+
+/** Calls answered with an implausible `creditsUsed`: stored as billed, counted at their bound. */
+function anomalyLines(r: RunStatusReport): string[] {
+  const a = r.creditAnomalies;
+  if (a.calls === 0) return [];
+  const calls = `${a.calls} call${a.calls === 1 ? '' : 's'}`;
+  return [
+    `  anomaly  ${calls} billed implausible credits (${a.creditsUsed} in all, kept as billed; ` +
+      `the budget counts ${a.creditsCounted}, what their requests can cost at most): ` +
+      '`harvest report costs --by outcome` lists them; ask the service about the bill',
+  ];
 }
 
 function errorLines(r: RunStatusReport): string[] {
@@ -277,6 +335,11 @@ function errorLines(r: RunStatusReport): string[] {
     );
   }
   return lines;
+}
+
+/** Every rate-limit hold in force: whose calls wait, why, until when. */
+function holdLines(queue: QueueState, nowMs: number): string[] {
+  return (queue.holds ?? []).map((hold) => `  held     ${formatRateHold(hold, nowMs)}`);
 }
 
 function waitingLines(queue: QueueState): string[] {
@@ -298,8 +361,10 @@ function nextStepLines(r: RunStatusReport, queue: QueueState): string[] {
   const lines: string[] = [];
   const unfinished = !FINISHED_RUN_STATUSES.includes(r.run.status);
   const stopped = r.run.status === 'interrupted' || r.run.status === 'cancelled';
+  // An unreachable API's pause ends by itself once a probe is answered (the API line says so).
+  const queuePause = queue.paused?.code === OUTAGE_CODE ? undefined : queue.paused;
   const reason =
-    (unfinished ? queue.paused : undefined) ??
+    (unfinished ? queuePause : undefined) ??
     (r.run.pausedReason ? { code: 'PAUSED', reason: r.run.pausedReason } : undefined);
   const goesOn = unfinished && !stopped;
   if (goesOn && queue.feed && (queue.feed.notFed ?? 1) > 0) {

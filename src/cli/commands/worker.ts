@@ -103,16 +103,21 @@ async function runWorker(ctx: CommandContext, opts: WorkerOptions): Promise<void
     drop: (line) => isRedisConnectionLog(line) || (redisLost.value && isMissingJobLog(line)),
   });
   await assertRedisReachable(settings.redisUrl);
-  const notices = redisNotices(logger, () => {
-    redisLost.value = true;
-  });
+  const notices = redisNotices(
+    logger,
+    () => {
+      redisLost.value = true;
+    },
+    // Call records on their way through the store queue may have gone with the data.
+    () => void pool?.redisLostData(),
+  );
   const watch = await watchRedis(settings.redisUrl, settings.queuePrefix, notices);
   let store: Store | undefined;
   let metrics: ServedMetrics | undefined;
   let pool: Pool | undefined;
   // Installed before anything starts: a Ctrl-C that comes while the pool starts, or right after
   // 'worker started' is out, must stop it gracefully, not kill it by the signal's default action.
-  const stop = stopSignals(logger, () => pool);
+  const stop = stopSignals(logger, () => pool, settings.stopGraceMs);
   try {
     store = onDatabaseHost(opts.roles) ? openDatabase(settings, logger) : undefined;
     metrics = await serveMetrics(settings, opts, store, logger);
@@ -150,22 +155,28 @@ async function runWorker(ctx: CommandContext, opts: WorkerOptions): Promise<void
   logger.info('worker stopped');
 }
 
-/** What the worker says as Redis goes away and comes back; `lost` is told it may have lost data. */
-function redisNotices(logger: Logger, lost: () => void): RedisWatchEvents {
+/**
+ * What the worker says as Redis goes away and comes back; `lost` is told it may have lost data,
+ * `dataLost` that it has.
+ */
+function redisNotices(logger: Logger, lost: () => void, dataLost: () => void): RedisWatchEvents {
   return {
     lost: (where, reason) => {
       lost();
       logger.warn({ reason }, `Redis at ${where} is not reachable: waiting for it to come back`);
     },
-    back: (keptData) =>
-      keptData
-        ? logger.info('Redis is back: working on')
-        : logger.warn(
-            `Redis came back without its data (it restarted without saving): ${JOBS_GONE}`,
-          ),
+    back: (keptData) => {
+      if (keptData) {
+        logger.info('Redis is back: working on');
+        return;
+      }
+      logger.warn(`Redis came back without its data (it restarted without saving): ${JOBS_GONE}`);
+      dataLost();
+    },
     emptied: () => {
       lost();
       logger.warn(`Redis lost its data (its keys were deleted while it answered): ${JOBS_GONE}`);
+      dataLost();
     },
   };
 }
@@ -177,22 +188,29 @@ function redisNotices(logger: Logger, lost: () => void): RedisWatchEvents {
 function stopSignals(
   logger: Logger,
   pool: () => Pool | undefined,
+  graceMs: number,
 ): { requested: Promise<void>; remove(): void } {
   let stopRequested!: () => void;
   const requested = new Promise<void>((resolve) => {
     stopRequested = resolve;
   });
-  const remove = onStopSignals({
-    first: (signal) => {
-      logger.info({ signal }, 'finishing calls in flight, then stopping (again to force)');
-      stopRequested();
+  const remove = onStopSignals(
+    {
+      first: (signal) => {
+        logger.info(
+          { signal, graceMs },
+          'finishing calls in flight, then stopping (again, or once the grace period is over, to force)',
+        );
+        stopRequested();
+      },
+      second: async (signal) => {
+        logger.warn({ signal }, 'stopping now: calls in flight are recorded as lost');
+        await pool()?.forceClose(`stopped by ${signal} before the answer arrived`);
+        process.exit(EXIT.NOT_FINISHED);
+      },
     },
-    second: async (signal) => {
-      logger.warn({ signal }, 'second signal: stopping now');
-      await pool()?.forceClose(`stopped by ${signal} before the answer arrived`);
-      process.exit(EXIT.NOT_FINISHED);
-    },
-  });
+    graceMs,
+  );
   return { requested, remove };
 }
 

@@ -1,26 +1,29 @@
 /**
- * The shared rate controller: the rules of src/queue/rate/model.ts applied to a model kept in
- * Redis, and the pool's calls counted there (src/queue/rate/scripts.ts), so every worker on every
- * host obeys one learned limit.
+ * The shared rate controller of one API key: the rules of src/queue/rate/model.ts applied to a
+ * model kept in Redis under the key's id (`rateOf` in src/queue/names.ts), and the calls made
+ * with that key counted there (src/queue/rate/scripts.ts), so every worker on every host that
+ * uses the key obeys one learned limit. The service limits each team: a pool with another key
+ * has a model of its own and never waits for this one.
  *
  * A worker asks `beforeCall()` before each call. When the call may not go (the window's allowance
- * is spent, or its turn is further off than `maxHoldMs`), every worker is held with BullMQ's
- * `queue.rateLimit(ms)` and the job goes back to waiting without spending an attempt (the
- * processor throws `RateLimitError`). BullMQ honours that wait only while the queue has a global
- * rate limit, so the controller sets one far above any real rate (the counting is done here)
- * with each hold. Not before the first: until then BullMQ counts no job against a limit, which
- * spares Redis three commands a job.
+ * is spent, a 429's wait is not over, or its turn is further off than `maxHoldMs`), this
+ * process's search workers are held (`onHold`: they take no job meanwhile) and the job goes back
+ * to waiting without spending an attempt (the processor throws `RateLimitError`). Other
+ * processes on the key find the same answer at their next call. No hold is longer than
+ * `maxRateHoldMs` (src/queue/rate/hold.ts).
+ *
+ * A run's own `run.rateLimitPerMinute` is counted apart (`runs`, src/queue/rate/run-limit.ts):
+ * it paces that run's calls and never another's.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../log.ts';
 import type { TurnClaim } from '../call-claim.ts';
 import { evalScript } from '../lua.ts';
 import type { HarvestKeys } from '../names.ts';
 import { onQuiet } from './aimd.ts';
+import { capLesson, capSignal, DEFAULT_MAX_RATE_HOLD_MS, type HoldCause } from './hold.ts';
 import {
-  configuredModel,
   DEFAULT_WINDOW_MS,
   defaultGuardMs,
   learn,
@@ -28,13 +31,12 @@ import {
   type RateModel,
   type Regime,
 } from './model.ts';
-import { ADMIT, READ, WRITE } from './scripts.ts';
+import { RunRateLimit } from './run-limit.ts';
+import { ADMIT, HOLD, READ, WRITE } from './scripts.ts';
 import { readRateLimitSignal } from './signal.ts';
 
 /** A learned model is forgotten this long after it last changed, in ms, so a raised plan limit is found again. */
 export const MODEL_TTL_MS = 3_600_000;
-/** The queue's global rate limit, set with each hold: never reached, it only makes BullMQ honour `rateLimit(ms)`. */
-const GLOBAL_LIMIT = { max: 1_000_000_000, durationMs: 1000 };
 /** How long an idle call log lives, in ms. */
 const LOG_IDLE_MS = 60_000;
 const OBSERVE_WINDOW_MS = 10_000;
@@ -52,6 +54,12 @@ export interface RateTicket {
 export interface RateControllerOptions {
   /** A call whose turn is at most this far off waits in its worker instead of going back to the queue, in ms. Default 2000. */
   maxHoldMs?: number;
+  /** Longest hold of the key's calls, in ms (`HARVEST_MAX_RATE_HOLD_MS`). Default 600000. */
+  maxRateHoldMs?: number;
+  /** Told of each hold of this process's calls, in ms: its search workers take no job meanwhile. */
+  onHold?: (ms: number) => void;
+  /** The key's id (`apiKeyId`), for the logs. */
+  keyId?: string;
 }
 
 const MODES: Record<Regime, string> = {
@@ -64,33 +72,42 @@ const MODES: Record<Regime, string> = {
 export class RateController {
   readonly #redis: Redis;
   readonly #keys: Pick<HarvestKeys, 'rate' | 'rateLog'>;
-  readonly #queue: Queue;
+  /** Runs' own limits (`run.rateLimitPerMinute`); absent without their keys. */
+  readonly runs: RunRateLimit | undefined;
   readonly #logger: Logger;
   readonly #maxHoldMs: number;
+  readonly #maxRateHoldMs: number;
+  readonly #onHold: ((ms: number) => void) | undefined;
+  readonly #keyId: string | undefined;
   #successes: number[] = [];
   #lastQuietCheck = 0;
+  #heldUntil = 0;
 
+  /** `keys`: the key's model and log (`rateOf`), and where runs' own limits live. */
   constructor(
     redis: Redis,
-    keys: Pick<HarvestKeys, 'rate' | 'rateLog'>,
-    searchQueue: Queue,
+    keys: Pick<HarvestKeys, 'rate' | 'rateLog'> &
+      Partial<Pick<HarvestKeys, 'runRateLog' | 'runRateHold'>>,
     logger: Logger,
     options: RateControllerOptions = {},
   ) {
     this.#redis = redis;
-    this.#keys = keys;
-    this.#queue = searchQueue;
+    this.#keys = { rate: keys.rate, rateLog: keys.rateLog };
     this.#logger = logger;
     this.#maxHoldMs = options.maxHoldMs ?? 2000;
+    const { runRateLog, runRateHold } = keys;
+    this.runs =
+      runRateLog && runRateHold
+        ? new RunRateLimit(redis, { runRateLog, runRateHold }, logger, this.#maxHoldMs)
+        : undefined;
+    this.#maxRateHoldMs = options.maxRateHoldMs ?? DEFAULT_MAX_RATE_HOLD_MS;
+    this.#onHold = options.onHold;
+    this.#keyId = options.keyId;
   }
 
-  /** Starts a run: with a stated plan limit (run.rateLimitPerMinute), see `configuredModel`. */
-  async start(rateLimitPerMinute: number | undefined): Promise<void> {
-    if (!rateLimitPerMinute) return;
-    await this.#change((model, nowMs) => ({
-      model: configuredModel(rateLimitPerMinute, model, nowMs),
-      holdMs: 0,
-    }));
+  /** How much longer this process holds its calls, in ms (0: not held). */
+  heldForMs(nowMs = Date.now()): number {
+    return Math.max(0, this.#heldUntil - nowMs);
   }
 
   /**
@@ -126,7 +143,7 @@ export class RateController {
         await sleep(waitMs + 1);
         continue;
       }
-      await this.#hold(waitMs);
+      this.#holdHere(Math.min(waitMs, this.#maxRateHoldMs));
       return undefined;
     }
   }
@@ -137,16 +154,25 @@ export class RateController {
    * `beforeCall` gave the call.
    */
   async onRateLimited(waitMs: number, message: string, ticket?: RateTicket): Promise<void> {
-    const signal = readRateLimitSignal(message, waitMs);
-    const holdMs = await this.#change((model, nowMs) =>
-      learn(model, {
-        signal,
-        fresh: ticket === undefined || ticket.version === model.version,
+    const max = this.#maxRateHoldMs;
+    const read = capSignal(readRateLimitSignal(message, waitMs), Date.now(), max);
+    let askedMs = read.askedMs;
+    const holdMs = await this.#change((model, nowMs) => {
+      const lesson = capLesson(
+        learn(model, {
+          signal: read.signal,
+          fresh: ticket === undefined || ticket.version === model.version,
+          nowMs,
+          observedPerSec: this.observedPerSec(Date.now()),
+        }),
         nowMs,
-        observedPerSec: this.observedPerSec(Date.now()),
-      }),
-    );
-    await this.#hold(holdMs ?? waitMs);
+        max,
+      );
+      if (lesson.askedMs !== undefined) askedMs = Math.max(askedMs ?? 0, lesson.askedMs);
+      return lesson;
+    });
+    const cause: HoldCause = read.signal.limit === undefined ? 'retry-after' : 'learned-limit';
+    await this.#holdKey(Math.min(holdMs ?? waitMs, max), cause, askedMs);
   }
 
   /** A success; now and then lets a paced rate grow back towards its ceiling. */
@@ -220,18 +246,35 @@ export class RateController {
     return { model: modelOf(fields), nowMs };
   }
 
-  async #hold(ms: number): Promise<void> {
+  /**
+   * Holds every call of the key for `ms` (on its model in Redis, with why, for every pool and for
+   * `harvest status`) and this process's workers; `askedMs` is the longer hold that was capped.
+   */
+  async #holdKey(ms: number, cause: HoldCause, askedMs: number | undefined): Promise<void> {
     if (!(ms > 0)) return;
-    // Set with every hold, not once: a Redis that lost its data meanwhile has lost it too.
-    await Promise.all([
-      this.#queue.setGlobalRateLimit(GLOBAL_LIMIT.max, GLOBAL_LIMIT.durationMs),
-      this.#queue.rateLimit(Math.ceil(ms)),
-    ]);
+    if (askedMs !== undefined) {
+      this.#logger.warn(
+        { keyId: this.#keyId, askedMs, holdMs: ms },
+        'rate limit hold capped (HARVEST_MAX_RATE_HOLD_MS)',
+      );
+    }
+    this.#holdHere(ms);
+    const ttlMs = Math.max(MODEL_TTL_MS, ms + LOG_IDLE_MS);
+    const capped = askedMs === undefined ? 0 : 1;
+    await evalScript(this.#redis, HOLD, 1, this.#keys.rate, Math.ceil(ms), cause, capped, ttlMs);
+  }
+
+  /** Holds this process's calls for `ms`: its search workers take no job meanwhile. */
+  #holdHere(ms: number): void {
+    if (!(ms > 0)) return;
+    this.#heldUntil = Math.max(this.#heldUntil, Date.now() + ms);
+    this.#onHold?.(ms);
   }
 
   #logLesson(model: RateModel, holdMs: number, nowMs: number): void {
     this.#logger.info(
       {
+        keyId: this.#keyId,
         regime: model.regime,
         limit: model.limit,
         windowMs: model.windowMs,

@@ -92,48 +92,6 @@ export function defaultGuardMs(windowMs: number): number {
 /** A wait this short after a 429 the model did not expect says calls were a little early. */
 const SHORT_WAIT_MS = 2000;
 
-/**
- * A plan limit stated in the pipeline (`run.rateLimitPerMinute`): a ceiling on what was
- * learned, never a raise. What the service itself said stays in its own regime and window (a
- * fixed window is spent faster than a rolling one; a token bucket is paced), lowered to the
- * stated rate where it allows more; with nothing learned the regime is unknown, so rolling per
- * minute, which is safe under all of them.
- */
-export function configuredModel(
-  limitPerMinute: number,
-  previous: RateModel,
-  nowMs: number,
-): RateModel {
-  const changed = (model: RateModel): RateModel => ({
-    ...model,
-    version: nextVersion(previous, nowMs),
-  });
-  if ((previous.regime === 'fixed' || previous.regime === 'rolling') && previous.limit !== null) {
-    const cap = Math.max(1, Math.floor((limitPerMinute * previous.windowMs) / DEFAULT_WINDOW_MS));
-    return previous.limit <= cap ? previous : changed({ ...previous, limit: cap });
-  }
-  const { pace } = previous;
-  if (previous.regime === 'paced' && pace.ratePerSec !== null) {
-    const capPerSec = limitPerMinute / 60;
-    if (
-      pace.ratePerSec <= capPerSec &&
-      pace.ceilingPerSec !== null &&
-      pace.ceilingPerSec <= capPerSec
-    ) {
-      return previous;
-    }
-    return changed({
-      ...previous,
-      pace: {
-        ...pace,
-        ratePerSec: Math.min(pace.ratePerSec, capPerSec),
-        ceilingPerSec: Math.min(pace.ceilingPerSec ?? capPerSec, capPerSec),
-      },
-    });
-  }
-  return changed({ ...OPEN_MODEL, regime: 'rolling', limit: limitPerMinute });
-}
-
 export interface Lesson {
   model: RateModel;
   /** How long every worker holds, in ms. */

@@ -17,7 +17,11 @@
  * - `log`: at most `limit` calls in any `windowMs + guardMs`; a call over it is scheduled
  *   when the oldest one that must leave has left.
  * - `pace`: one call every `intervalMs`, from `tat` (the next free moment) on.
+ * Whatever the mode, no call goes before `holdUntil` (a 429's wait, see `HOLD`).
  * A call scheduled more than ARGV[1] ms ahead is not admitted: its worker holds instead.
+ *
+ * The model and log are those of one API key (`rateOf` in src/queue/names.ts). A run's own
+ * `run.rateLimitPerMinute` is counted apart, in its log (`RUN_ADMIT`), and paces that run alone.
  */
 
 /** Calls that open a fixed window before the others follow (see `window` above). */
@@ -31,12 +35,15 @@ const ADMIT_STEPS = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local f = redis.call('HMGET', KEYS[1], 'mode', 'limit', 'windowMs', 'guardMs', 'carryMs',
-  'end', 'count', 'intervalMs', 'tat', 'version', 'aligned', 'probeMs', 'probeEnds', 'probeCap')
+  'end', 'count', 'intervalMs', 'tat', 'version', 'aligned', 'probeMs', 'probeEnds', 'probeCap',
+  'holdUntil')
 local mode = f[1] or 'open'
 local limit = tonumber(f[2]) or 0
 local span = (tonumber(f[3]) or 60000) + (tonumber(f[4]) or 0)
 local version = tonumber(f[10]) or 0
 local maxHold = tonumber(ARGV[1])
+local holdUntil = tonumber(f[15]) or 0
+if now < holdUntil then return {0, holdUntil - now, version} end
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - span)
 local at = now
 if mode == 'window' then
@@ -118,3 +125,46 @@ for i = 3, #ARGV, 2 do
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`;
+
+/**
+ * KEYS: model. ARGV: hold ms, why (`HoldCause`), '1' when the hold was capped, the model's time
+ * to live (ms). Holds every call of the key until `now + hold` (never shortens a longer hold).
+ */
+export const HOLD = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local untilMs = now + tonumber(ARGV[1])
+if untilMs > tonumber(redis.call('HGET', KEYS[1], 'holdUntil') or '0') then
+  redis.call('HSET', KEYS[1], 'holdUntil', untilMs, 'holdWhy', ARGV[2], 'holdCapped', ARGV[3])
+end
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[1]) then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+return untilMs`;
+
+/**
+ * A turn of a run's own limit (`run.rateLimitPerMinute`): at most ARGV[1] calls in any ARGV[2]
+ * ms. KEYS: the run's log, the run's hold (`<until ms> <limit>` while it is spent, for
+ * `status`). ARGV: limit, span ms, longest wait in the worker (ms), how long an
+ * idle log lives (ms), a unique token. Returns `{admitted (0|1), wait ms, member}`: an admitted
+ * call goes after its wait; `member` names its turn, given back with ZREM when the call does
+ * not go after all.
+ */
+export const RUN_ADMIT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit = tonumber(ARGV[1])
+local span = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - span)
+local at = now
+local n = redis.call('ZCARD', KEYS[1])
+if n >= limit then
+  local leaving = redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')
+  at = math.max(now, tonumber(leaving[2]) + span)
+end
+if at - now > tonumber(ARGV[3]) then
+  redis.call('SET', KEYS[2], string.format('%d %d', at, limit), 'PX', at - now + 1000)
+  return {0, at - now, ''}
+end
+local member = string.format('%d:%s', at, ARGV[5])
+redis.call('ZADD', KEYS[1], at, member)
+redis.call('PEXPIRE', KEYS[1], span + tonumber(ARGV[3]) + tonumber(ARGV[4]))
+return {1, at - now, member}`;

@@ -67,6 +67,8 @@ export function derive(key: string, f: CostFigures): CostRow {
     reissueCalls: f.reissueCalls,
     reissueCredits: f.reissueCredits,
     reissueUnknownCalls: f.reissueUnknownCalls,
+    anomalyCalls: f.anomalyCalls,
+    anomalyCredits: f.anomalyCredits,
     results,
     runs,
     creditsPerResult: results > 0 ? creditsUsed / results : null,

@@ -27,11 +27,21 @@ export function withCredits(calls: number, credits: number, unknown: number): st
   return unknown > 0 ? `${calls} (${credits} cr +${unknown} unknown)` : `${calls} (${credits} cr)`;
 }
 
-/** Known credits, and how many calls' cost is unknown. */
+/** Known credits, how many calls' cost is unknown, and how many billed implausibly. */
 export function creditsText(row: CostRow): string {
-  return row.unknownCostCalls > 0
-    ? `${row.creditsUsed} +${row.unknownCostCalls} unknown`
-    : String(row.creditsUsed);
+  const unknown = row.unknownCostCalls > 0 ? ` +${row.unknownCostCalls} unknown` : '';
+  const implausible = row.anomalyCalls > 0 ? ` (${row.anomalyCalls} implausible!)` : '';
+  return `${row.creditsUsed}${unknown}${implausible}`;
+}
+
+/** The note under a report whose calls include implausible bills; undefined when none. */
+export function anomalyNote(totals: CostRow): string | undefined {
+  if (totals.anomalyCalls === 0) return undefined;
+  return (
+    `${totals.anomalyCalls} call(s) billed implausible credits (${totals.anomalyCredits} in all, ` +
+    'above what their requests can cost times HARVEST_CREDITS_ANOMALY_FACTOR): kept as billed in ' +
+    "the credits, budgets count them at their requests' most; ask the service about the bill"
+  );
 }
 
 function num(heading: string, name: string, get: (r: CostRow) => number): CostColumn {
@@ -121,6 +131,8 @@ export function costColumns(report: CostReport): CostColumn[] {
 export function csvExtras(report: CostReport): CostColumn[] {
   const extra: CostColumn[] = [
     num('', 'lost_calls', (r) => r.lostCalls),
+    num('', 'anomaly_calls', (r) => r.anomalyCalls),
+    num('', 'anomaly_credits', (r) => r.anomalyCredits),
     num('', 'retry_credits', (r) => r.retryCredits),
     num('', 'retry_unknown_cost_calls', (r) => r.retryUnknownCalls),
     num('', 'reissue_credits', (r) => r.reissueCredits),

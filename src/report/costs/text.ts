@@ -2,7 +2,7 @@
 import Papa from 'papaparse';
 import { FORMULA_START } from '../export/csv.ts';
 import type { CostReport } from './build.ts';
-import { costColumns, creditsText, csvExtras } from './columns.ts';
+import { anomalyNote, costColumns, creditsText, csvExtras } from './columns.ts';
 
 export function renderTable(report: CostReport): string {
   const columns = costColumns(report);
@@ -24,6 +24,8 @@ export function renderTable(report: CostReport): string {
       `${t.unknownCostCalls} call(s) of unknown cost (${t.lostCalls} LOST with their worker): not counted in credits, not guessed`,
     );
   }
+  const anomalies = anomalyNote(t);
+  if (anomalies) notes.push(anomalies);
   const scope = [
     report.filters.runId ? `run ${report.filters.runId}` : 'all runs',
     report.filters.since ? `since ${report.filters.since}` : null,

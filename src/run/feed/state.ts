@@ -25,6 +25,7 @@ export const FeedEntrySchema = z.object({
   after: z.string(),
   maxAttempts: z.number().int().min(1),
   maxCredits: z.number().int().min(0).optional(),
+  rateLimitPerMinute: z.number().int().min(1).optional(),
   /** Set at each register, so a resume's entry never equals the one it replaced. */
   since: z.number(),
 });

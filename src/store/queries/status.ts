@@ -1,7 +1,7 @@
 /** `runStatus`: everything `harvest status` shows about one run, from one read transaction. */
 import type { Database } from 'better-sqlite3';
 import type { Tables } from '../apply-events.ts';
-import type { CallError, CallSummary } from '../calls.ts';
+import type { CallError, CallSummary, CreditAnomalies } from '../calls.ts';
 import type { NotificationRow, NotificationsTable } from '../notifications.ts';
 import type { RunRow } from '../runs.ts';
 import type { TaskCounts, TasksTable } from '../tasks.ts';
@@ -15,8 +15,13 @@ export interface RunStatusReport {
   results: number;
   /** Results new to the pipeline: URLs it saw for the first time in this run. */
   newUrls: number;
-  /** Credits left under `maxCredits` (never below 0); null when the run has no budget. */
+  /**
+   * Credits left under `maxCredits` (never below 0), implausible bills counted as the budget
+   * counts them (`creditAnomalies`); null when the run has no budget.
+   */
   creditsRemaining: number | null;
+  /** Calls answered with an implausible `creditsUsed` (src/events/call.ts `okCallEvent`). */
+  creditAnomalies: CreditAnomalies;
   /** The webhook of a scheduled run (`schedule.notify`) and how its delivery went; else null. */
   notification: NotificationRow | null;
   /** The run's media: saved of requested, pending, and the deadline due first; null when it saves none. */
@@ -59,6 +64,8 @@ export function createRunStatus(db: Database, t: StatusTables): RunStatusFn {
     const run = t.runs.get(runId);
     if (!run) return undefined;
     const calls = t.calls.summary(runId);
+    const anomalies = t.calls.anomalies(runId);
+    const counted = calls.creditsUsed - anomalies.creditsUsed + anomalies.creditsCounted;
     const callsByCode = Object.fromEntries(
       Object.entries(calls.byOutcome).filter(([outcome]) => outcome !== 'ok'),
     );
@@ -68,8 +75,8 @@ export function createRunStatus(db: Database, t: StatusTables): RunStatusFn {
       calls,
       results: t.results.count(runId),
       newUrls: t.seenUrls.countFirstSeenIn(runId),
-      creditsRemaining:
-        run.maxCredits === null ? null : Math.max(0, run.maxCredits - calls.creditsUsed),
+      creditsRemaining: run.maxCredits === null ? null : Math.max(0, run.maxCredits - counted),
+      creditAnomalies: anomalies,
       notification: t.notifications.get(runId) ?? null,
       media: t.mediaSummary(runId) ?? null,
       errors: {

@@ -1,7 +1,13 @@
 /** Number flags: plain decimal digits only (`Number` alone takes 0x10, 1e1 and ''). */
 import { InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { concurrency, MAX_CONCURRENCY, port, positiveInt } from '../../../src/cli/flags.ts';
+import {
+  concurrency,
+  duration,
+  MAX_CONCURRENCY,
+  port,
+  positiveInt,
+} from '../../../src/cli/flags.ts';
 
 describe('number flags', () => {
   it('positiveInt takes decimal digits >= 1 only', () => {
@@ -31,6 +37,17 @@ describe('number flags', () => {
     expect(port('65535')).toBe(65_535);
     for (const bad of ['', ' ', '0x10', '1e3', '65536', '-1', '80.0', ' 80']) {
       expect(() => port(bad), JSON.stringify(bad)).toThrow(InvalidArgumentError);
+    }
+  });
+});
+
+describe('duration', () => {
+  it('takes a whole number with ms, s, m or h (seconds without a unit), in ms', () => {
+    expect(['500ms', '90s', '90', '10m', '2h', ' 5m '].map(duration)).toEqual([
+      500, 90_000, 90_000, 600_000, 7_200_000, 300_000,
+    ]);
+    for (const bad of ['', 'm', '1.5h', '-1s', '10 m', '1d', '0x10s']) {
+      expect(() => duration(bad), JSON.stringify(bad)).toThrow(InvalidArgumentError);
     }
   });
 });

@@ -29,6 +29,23 @@ describe('formatProgressLine', () => {
   it('shows no rate until one is known, rather than 0/s', () => {
     expect(formatProgressLine(progress({ ratePerSec: null, etaSec: null }))).toMatch(/, -\/s$/);
   });
+
+  it('says while the API is unreachable, with the next probe and the last error, escaped', () => {
+    const since = Date.now() - 60_000;
+    const apiOutage = {
+      since,
+      nextProbeAt: Date.now() + 30_000,
+      lastError: 'connection refused\u001b[2J',
+      probes: 3,
+      lastFailureAt: since,
+      answeredAt: 0,
+    };
+    const line = formatProgressLine(progress({ apiOutage }));
+    expect(line).toMatch(
+      /, 12\.3\/s; API unreachable since \d\d:\d\d, next probe in (29|30)s \(last error: connection refused/,
+    );
+    expect(line).not.toContain('\u001b');
+  });
 });
 
 describe('formatSummary', () => {

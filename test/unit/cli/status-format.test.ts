@@ -23,6 +23,7 @@ function report(notification: NotificationRow | null): RunStatusReport {
     results: 10,
     newUrls: 3,
     creditsRemaining: null,
+    creditAnomalies: { calls: 0, creditsUsed: 0, creditsCounted: 0 },
     media: null,
     notification,
     errors: { callsByCode: {}, failedTasksByCode: {}, recent: [] },

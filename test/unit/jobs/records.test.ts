@@ -4,7 +4,7 @@
  */
 import { Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { durable, recordSink } from '../../../jobs/records.ts';
+import { durable, QueuedCalls, recordSink } from '../../../jobs/records.ts';
 import type { StoreEvent } from '../../../src/events/store.ts';
 import { QUEUES } from '../../../src/queue/names.ts';
 import { directWriter } from '../../../src/store/index.ts';
@@ -107,5 +107,38 @@ describe('recordSink', () => {
     await Promise.all([sink.push([callEvent('r', 't0')]), sink.push([callEvent('r', 't1')])]);
     await sink.drain();
     expect(await queuedEvents(queue)).toEqual([2]);
+  });
+});
+
+describe('QueuedCalls', () => {
+  const call = (n: number): StoreEvent => callEvent('r', `t${n}`);
+
+  it('keeps the call events sent through the store queue, once per call, for a while', () => {
+    const kept = new QueuedCalls(1000, 10);
+    const [a, b] = [call(1), call(2)];
+    kept.note(
+      [
+        a,
+        {
+          type: 'task',
+          runId: 'r',
+          taskKey: 't1',
+          status: 'done',
+          attempts: 1,
+          at: 0,
+        } as StoreEvent,
+      ],
+      0,
+    );
+    kept.note([b, a], 500);
+    expect(kept.recent(900)).toEqual([b, a]);
+    expect(kept.recent(1600)).toEqual([]);
+  });
+
+  it('keeps the newest at most', () => {
+    const kept = new QueuedCalls(60_000, 2);
+    const calls = [call(1), call(2), call(3)];
+    kept.note(calls, 0);
+    expect(kept.recent(0)).toEqual(calls.slice(1));
   });
 });

@@ -50,4 +50,12 @@ describe('media errors', () => {
     const own = new MediaError('MEDIA_TOO_LARGE', 'big');
     expect(asMediaError(own)).toBe(own);
   });
+
+  it('a full disk pauses the queue rather than spend attempts', () => {
+    for (const code of ['ENOSPC', 'EDQUOT']) {
+      const full = Object.assign(new Error(`${code}: no space left on device, write`), { code });
+      expect(asMediaError(full)).toMatchObject({ code: 'MEDIA_DISK_FULL', next: 'pause' });
+    }
+    expect(new MediaError('MEDIA_INTERRUPTED', 'stopping').next).toBe('stop');
+  });
 });

@@ -56,6 +56,7 @@ describe('where webhook URLs are printed', () => {
         deliveredAt: null,
       },
       errors: { callsByCode: {}, failedTasksByCode: {}, recent: [] },
+      creditAnomalies: { calls: 0, creditsUsed: 0, creditsCounted: 0 },
     } as unknown as RunStatusReport;
     const text = formatReport(report, { paused: undefined, waiting: undefined });
     expect(text).toContain(

@@ -206,6 +206,45 @@ describe('media table', () => {
     }
   });
 
+  it('`media retry` queues failed and expired rows again, attempts afresh; a kept URL is tried while it lasts', () => {
+    const { store, runId } = setup();
+    store.applyEvents([resultsEvent(runId, 't0', [mediaItem(1)], { fetchedAt: FETCHED })]);
+    const [shot, audio] = store.media.pendingOfTask(runId, 't0');
+    store.media.markQueued([shot!.id, audio!.id], T0);
+    store.media.markEnded(shot!.id, 'failed', 'MEDIA_TRANSIENT', 'cut off', { attempted: true });
+    store.media.markEnded(audio!.id, 'expired', 'REISSUE_LIMIT', 'no more fresh URLs');
+    expect(store.media.ended({ runId }).map((r) => [r.kind, r.status])).toEqual([
+      ['screenshot', 'failed'],
+      ['audio', 'expired'],
+    ]);
+    expect(store.media.ended({ runId, kind: 'audio' }).map((r) => r.id)).toEqual([audio!.id]);
+
+    // Past the screenshot's deadline, before its expiry: its deadline becomes the expiry.
+    const at = shot!.deadlineAt + 1000;
+    expect(store.media.requeue([shot!.id, audio!.id], true, at)).toBe(2);
+    expect(store.media.get(shot!.id)).toMatchObject({
+      status: 'pending',
+      attempts: 0,
+      errorCode: null,
+      queuedAt: null,
+      deadlineAt: shot!.expiresAt,
+    });
+    // Past its expiry: the deadline stays, and the media role re-issues it.
+    expect(store.media.get(audio!.id)).toMatchObject({
+      status: 'pending',
+      deadlineAt: audio!.deadlineAt,
+    });
+    expect(store.media.get(shot!.id)!.updatedAt).toBeGreaterThan(shot!.updatedAt);
+    expect(
+      store.media
+        .unqueued(10)
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual([shot!.id, audio!.id].sort());
+    // Pending rows are left alone.
+    expect(store.media.requeue([shot!.id], true, at)).toBe(0);
+  });
+
   it('marks a batch of rows queued in one go, pending rows only', () => {
     const { store, runId } = setup();
     store.applyEvents([

@@ -91,7 +91,7 @@ async function setup(options: { maxCredits?: number; apiKey?: string } = {}): Pr
     budget: new Budget(redis, keys),
     inflight: new InflightJournal(redis, keys),
     keys,
-    rate: new RateController(redis, keys, queue, logger),
+    rate: new RateController(redis, keys, logger),
     pause: (code, reason) => pauseSearchQueue(queue, redis, keys, code, reason),
     lostCalls: (jobId) => lostCallsOf(redis, keys, jobId),
     taskDone: (id, key) => store.tasks.get(id, key)?.status === 'done',

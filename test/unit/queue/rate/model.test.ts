@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DECREASE_FACTOR, HEADROOM } from '../../../../src/queue/rate/aimd.ts';
 import {
-  configuredModel,
   defaultGuardMs,
   type LimitedInput,
   learn,
@@ -166,41 +165,7 @@ describe('learn, with a model', () => {
   });
 });
 
-describe('configuredModel and guardMs', () => {
-  it('a stated plan limit: per minute, regime unknown, so rolling', () => {
-    expect(configuredModel(500, OPEN_MODEL, NOW)).toMatchObject({
-      regime: 'rolling',
-      limit: 500,
-      windowMs: 60_000,
-      version: NOW,
-    });
-  });
-  it('what the service said stays, in its own window, capped at the stated rate, never raised', () => {
-    const learnt = fixed(400, 20);
-    expect(configuredModel(500, learnt, NOW)).toBe(learnt);
-    expect(configuredModel(300, learnt, NOW)).toMatchObject({ regime: 'fixed', limit: 300 });
-    // 10 per 2 s is 300 a minute: stricter than 500 a minute, so it stays.
-    const shortWindows = { ...rolling(10), windowMs: 2000 };
-    expect(configuredModel(500, shortWindows, NOW)).toBe(shortWindows);
-    // 30 per 2 s is 900 a minute: lowered to 500 a minute, still per 2 s.
-    expect(configuredModel(500, { ...shortWindows, limit: 30 }, NOW)).toMatchObject({
-      regime: 'rolling',
-      limit: 16,
-      windowMs: 2000,
-    });
-  });
-  it('a paced model learned from a token bucket is capped, not replaced', () => {
-    const paced = {
-      ...OPEN_MODEL,
-      regime: 'paced' as const,
-      pace: { ...OPEN_MODEL.pace, ratePerSec: 1.6, ceilingPerSec: 1.65 },
-    };
-    expect(configuredModel(500, paced, NOW)).toBe(paced);
-    expect(configuredModel(60, paced, NOW)).toMatchObject({
-      regime: 'paced',
-      pace: { ratePerSec: 1, ceilingPerSec: 1 },
-    });
-  });
+describe('guardMs', () => {
   it('the guard after a window: 0.5%, between 250 ms and 1 s', () => {
     expect(defaultGuardMs(60_000)).toBe(300);
     expect(defaultGuardMs(2000)).toBe(250);

@@ -89,6 +89,8 @@ describe('cost report queries', () => {
         reissueCalls: 1,
         reissueCredits: 4,
         reissueUnknownCalls: 0,
+        anomalyCalls: 0,
+        anomalyCredits: 0,
         results: 4,
         runs: 2,
       },
