@@ -10,6 +10,7 @@ import { enqueueDueNotifications } from '../../src/notify/due.ts';
 import { sendNotification } from '../../src/notify/send.ts';
 import { TickJobDataSchema } from '../../src/queue/job-data.ts';
 import { QUEUES, RUNS_JOBS } from '../../src/queue/names.ts';
+import { applyDueRetentions } from '../../src/run/prune/retention.ts';
 import type { Runtime } from '../../src/run/runtime.ts';
 import { openRunsQueue, RUNS_QUEUE_SETTINGS } from '../../src/schedule/schedulers.ts';
 import { fail, runTick } from '../../src/schedule/tick.ts';
@@ -108,9 +109,11 @@ export async function startRunsRole(
     }
   });
   const watch = watchDueNotifications(ctx, store, queue, options);
+  const retention = watchDueRetentions(ctx, store, options);
   return {
     async close() {
       await watch.stop();
+      await retention.stop();
       await worker.close();
       await queue.close();
       await webhooks.close();
@@ -139,6 +142,39 @@ function watchDueNotifications(
   };
   poll();
   const timer = setInterval(() => void running.then(poll), options.pollMs ?? 2000);
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+/**
+ * Applies pipelines' `retention` after their scheduled runs have finished, now and every
+ * `pollMs`, one prune at a time (src/run/prune/retention.ts), until stopped.
+ */
+function watchDueRetentions(
+  ctx: RoleContext,
+  store: Store,
+  options: RunsRoleOptions,
+): { stop(): Promise<void> } {
+  let running: Promise<unknown> = Promise.resolve();
+  let stopped = false;
+  let busy = false;
+  const poll = () => {
+    // A prune may outlast the interval: the next one starts after it.
+    if (stopped || busy) return;
+    busy = true;
+    running = applyDueRetentions(store, { dataDir: options.settings.dataDir, logger: ctx.log })
+      .catch((error: unknown) => ctx.log.error({ err: error }, 'could not apply retention'))
+      .finally(() => {
+        busy = false;
+      });
+  };
+  poll();
+  const timer = setInterval(poll, options.pollMs ?? 2000);
   return {
     async stop() {
       stopped = true;

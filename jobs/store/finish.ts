@@ -6,6 +6,7 @@
  * worker would have: the settle is idempotent, so the worker's own, or a lost call's mark,
  * changes nothing more).
  */
+import { budgetCredits } from '../../src/events/call.ts';
 import { doneSearchJobKeys, markJobsDone } from '../../src/queue/inflight.ts';
 import type { Store } from '../../src/store/index.ts';
 import type { RoleContext } from '../role.ts';
@@ -16,17 +17,37 @@ export interface CallToSettle {
   credits: number;
 }
 
-/** Calls of known cost among `events` (not LOST), to settle with their run's budget. */
+/**
+ * Calls of known cost among `events` (not LOST), to settle with their run's budget: at what
+ * they count against it (src/events/call.ts `budgetCredits`).
+ */
 export function callsToSettle(events: readonly unknown[]): CallToSettle[] {
   const calls: CallToSettle[] = [];
   for (const e of events) {
     const c = e as { type?: unknown; runId?: unknown; callId?: unknown; outcome?: unknown };
-    const credits = (e as { creditsUsed?: unknown }).creditsUsed;
+    const credits = countedCredits(e as CountedCall);
     if (c.type !== 'call' || c.outcome === 'LOST' || typeof credits !== 'number') continue;
     if (typeof c.runId !== 'string' || typeof c.callId !== 'string') continue;
     calls.push({ runId: c.runId, callId: c.callId, credits });
   }
   return calls;
+}
+
+interface CountedCall {
+  creditsUsed?: unknown;
+  creditsMax?: unknown;
+  creditsAnomaly?: unknown;
+}
+
+/** `budgetCredits` of an event not yet validated: undefined when its credits are no number. */
+function countedCredits(e: CountedCall): number | undefined {
+  if (typeof e.creditsUsed !== 'number') return undefined;
+  const credits = budgetCredits({
+    creditsUsed: e.creditsUsed,
+    creditsMax: typeof e.creditsMax === 'number' ? e.creditsMax : null,
+    creditsAnomaly: e.creditsAnomaly === true,
+  });
+  return credits ?? undefined;
 }
 
 /** Marks the search jobs of `events` done and settles their calls' budgets. */

@@ -5,6 +5,7 @@
  * one distinct search request after matrix expansion and defaults.
  */
 
+export { DURATION_FORMAT, parseDuration } from './duration.ts';
 export {
   type BudgetVerdict,
   budgetVerdict,
@@ -43,6 +44,7 @@ export {
   PLAN_RATE_LIMITS_PER_MINUTE,
   pipelineJsonSchema,
   REQUEST_FIELDS,
+  type Retention,
   type SearchItem,
   SearchItemSchema,
 } from './schema.ts';

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { SearchRequestObjectSchema } from '../contract/index.ts';
+import { DURATION_FORMAT, parseDuration } from './duration.ts';
 
 /** Lowercase letters and digits in words joined by single hyphens, e.g. `weekly-research`. */
 export const SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -160,6 +161,34 @@ export const MediaSchema = z.strictObject({
   maxBytes: z.int().positive().optional().describe('Largest media file saved, in bytes.'),
 });
 
+/**
+ * What to keep of a pipeline's runs, applied after each of its scheduled runs (as `harvest
+ * prune` would): older runs' results, calls and media files go, their credits stay summed.
+ */
+export const RetentionSchema = z
+  .strictObject({
+    /** Keep the results of this many most recent runs. */
+    keepRuns: z
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .optional()
+      .describe('Keep the results of this many most recent runs.'),
+    /** Keep the results of runs started within this long, e.g. `30d` (m, h, d, w). */
+    maxAge: z
+      .string()
+      .refine((text) => parseDuration(text) !== undefined, {
+        error: `not a duration; write ${DURATION_FORMAT}`,
+      })
+      .optional()
+      .describe('Keep the results of runs started within this long, e.g. 30d (m, h, d, w).'),
+  })
+  .refine((r) => (r.keepRuns === undefined) !== (r.maxAge === undefined), {
+    error: 'retention sets exactly one of keepRuns or maxAge',
+  })
+  .describe("What to keep of the pipeline's runs, applied after each scheduled run.");
+export type Retention = z.infer<typeof RetentionSchema>;
+
 /** Search requests per minute of the service's plans (api-notes). */
 export const PLAN_RATE_LIMITS_PER_MINUTE = {
   free: 10,
@@ -193,6 +222,7 @@ export const PipelineSchema = z
     schedule: ScheduleSchema.optional(),
     media: MediaSchema.optional(),
     run: RunSchema.optional(),
+    retention: RetentionSchema.optional(),
   })
   .describe('A harvest pipeline: searches against the Web Data Service API v2.');
 

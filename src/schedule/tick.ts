@@ -8,6 +8,7 @@ import type { Logger } from '../log.ts';
 import { formatIssue, type Pipeline, parsePipeline } from '../pipeline/index.ts';
 import type { TickJobData } from '../queue/job-data.ts';
 import { newRunId } from '../queue/names.ts';
+import { retentionDue } from '../run/prune/retention.ts';
 import { requeueUnfinished } from '../run/resume.ts';
 import type { Runtime } from '../run/runtime.ts';
 import { startRun } from '../run/start.ts';
@@ -56,6 +57,7 @@ export async function runTick(
       return fail(runtime, name, dueAt, `the worker stopped while planning run ${runId}`);
     }
     if (notify) store.notifications.ensure(runId, notify);
+    keepRetention(runtime, runId, pipeline);
     await requeueUnfinished(runtime, runId, pipeline);
   } else {
     await startScheduledRun(runtime, pipeline, data.yamlText, runId, notify, log);
@@ -83,8 +85,18 @@ async function startScheduledRun(
       // Before any job is enqueued, so before the run can finish.
       onRecorded: (id) => {
         if (notify) runtime.store.notifications.ensure(id, notify);
+        keepRetention(runtime, id, pipeline);
       },
     },
+  );
+}
+
+/** Records the pipeline's `retention`, applied by the runs role once the run has finished. */
+function keepRetention(runtime: Runtime, runId: string, pipeline: Pipeline): void {
+  if (!pipeline.retention) return;
+  runtime.store.prune.ensureRetention(
+    retentionDue(runId, pipeline.name, pipeline.retention),
+    Date.now(),
   );
 }
 

@@ -13,12 +13,16 @@ import { HarvestError } from '../errors.ts';
 import { statIfExists } from '../files.ts';
 import { type ApplyEvents, createApplyEvents } from './apply-events.ts';
 import { type CallsTable, createCallsTable } from './calls.ts';
+import { type Changes, createChanges } from './changes/index.ts';
 import { type Clock, systemClock } from './clock.ts';
+import { registerContentFunctions } from './contents.ts';
+import { CONTENTS_MIGRATION, convertContents } from './contents-migration.ts';
 import { createMediaTable, type MediaTable } from './media.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from './migrations.ts';
 import { createNotificationsTable, type NotificationsTable } from './notifications.ts';
 import { directoryError, folderError, foreignError, openError } from './open-errors.ts';
 import { createPipelinesTable, type PipelinesTable } from './pipelines.ts';
+import { createPruneTable, type PruneTable } from './prune.ts';
 import { createExportReader, type ExportReader } from './queries/export.ts';
 import { createStoreGauges, type StoreGauges } from './queries/gauges.ts';
 import { createMediaReports, type MediaReports } from './queries/media-report.ts';
@@ -78,6 +82,8 @@ export interface MigrationStep {
   to: number;
   /** Set once the migrations are committed. */
   durationMs?: number;
+  /** A line about a step that rewrites rows: how far it is, or what it saved. */
+  note?: string;
 }
 
 export interface Store extends Reports, MediaReports {
@@ -108,6 +114,10 @@ export interface Store extends Reports, MediaReports {
   readonly gauges: StoreGauges;
   /** Media rows (files behind signed URLs) and what each run saves. */
   readonly media: MediaTable;
+  /** What changed in each finished run since the previous one; see changes/record.ts. */
+  readonly changes: Changes;
+  /** What `harvest prune` and pipelines' retention read and remove; see prune.ts. */
+  readonly prune: PruneTable;
   /** Validates and writes worker events in one transaction; see apply-events.ts. */
   readonly applyEvents: ApplyEvents;
   /** What `harvest status` shows for a run; undefined when the run does not exist. */
@@ -198,6 +208,9 @@ function configure(
   // database is left as it is.
   refuseForeign(db, file);
   if (!readonly) {
+    // A new file gives freed pages back to the file system in steps (`harvest prune`); the
+    // mode can only be set before the first table, and before WAL mode is written.
+    if (db.pragma('user_version', { simple: true }) === 0) db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   }
@@ -253,6 +266,33 @@ export function replacedError(file: string): HarvestError {
   );
 }
 
+/**
+ * `apply`, and the changes of each run the batch finished recorded in the same transaction, so
+ * no reader sees a finished run without them. A failure there (its savepoint rolled back)
+ * leaves the batch to commit: the changes are recorded when next asked for (`Changes.ensure`).
+ */
+function recordingChanges(
+  db: Database,
+  apply: ApplyEvents,
+  runs: RunsTable,
+  changes: Pick<Changes, 'ensure'>,
+): ApplyEvents {
+  const applyAndRecord = db.transaction((events: readonly unknown[]) => {
+    const report = apply(events);
+    for (const runId of report.runsWithTaskChanges) {
+      const status = runs.get(runId)?.status;
+      if (status !== 'completed' && status !== 'failed') continue;
+      try {
+        changes.ensure(runId);
+      } catch {
+        // Recorded again when asked for; the events are committed all the same.
+      }
+    }
+    return report;
+  });
+  return (events) => applyAndRecord.immediate(events);
+}
+
 /** Applies the missing migrations in one immediate transaction. */
 function migrate(
   db: Database,
@@ -292,7 +332,13 @@ function migrate(
         told = { from, at: performance.now() };
         onMigrate?.({ file, from, to: SCHEMA_VERSION });
       }
-      for (let i = from; i < SCHEMA_VERSION; i++) db.exec(MIGRATIONS[i] ?? '');
+      for (let i = from; i < SCHEMA_VERSION; i++) {
+        const sql = MIGRATIONS[i] ?? '';
+        db.exec(sql);
+        if (sql === CONTENTS_MIGRATION && from > 0) {
+          convertContents(db, (note) => onMigrate?.({ file, from, to: SCHEMA_VERSION, note }));
+        }
+      }
       const broken = db.pragma('foreign_key_check') as unknown[];
       if (broken.length > 0) {
         throw new HarvestError(
@@ -317,6 +363,7 @@ function buildStore(
   how: Pick<Store, 'readonly' | 'busyTimeoutMs' | 'readsCopy'>,
   now: Clock,
 ): Store {
+  registerContentFunctions(db);
   const tables = {
     pipelines: createPipelinesTable(db, now),
     runs: createRunsTable(db, now),
@@ -329,6 +376,7 @@ function buildStore(
     media: createMediaTable(db, now),
   };
   const reports = { ...createReports(db), ...createMediaReports(db) };
+  const changes = createChanges(db, tables, now);
   const opened = identityOf(file);
   const replaced = () => opened !== undefined && identityOf(file) !== opened;
   return {
@@ -339,7 +387,13 @@ function buildStore(
     exports: createExportReader(db),
     ticks: createScheduleTicksTable(db, now),
     gauges: createStoreGauges(db),
-    applyEvents: sameFileOnly(file, replaced, createApplyEvents(db, tables)),
+    changes,
+    applyEvents: sameFileOnly(
+      file,
+      replaced,
+      recordingChanges(db, createApplyEvents(db, tables), tables.runs, changes),
+    ),
+    prune: createPruneTable(db),
     replaced,
     runStatus: createRunStatus(db, { ...tables, mediaSummary: reports.mediaSummary }),
     snapshot: (fn) => db.transaction(fn)(),

@@ -4,6 +4,7 @@ export * from '../events/store.ts';
 export type { StoredFileRef } from '../media/verify.ts';
 export type { ApplyEvents, ApplyReport, RejectedEvent } from './apply-events.ts';
 export type { CallError, CallSummary, CallsTable, CallTotals } from './calls.ts';
+export * from './changes/index.ts';
 export type { Clock } from './clock.ts';
 export { type MigrationStep, type OpenStoreOptions, openStore, type Store } from './db.ts';
 export type {
@@ -25,6 +26,14 @@ export {
   type NotificationsTable,
 } from './notifications.ts';
 export type { PipelineInput, PipelineRow, PipelinesTable } from './pipelines.ts';
+export type {
+  MediaFileRef,
+  MovedBatch,
+  PipelineRunRow,
+  PruneTable,
+  RetentionDue,
+  RunFootprint,
+} from './prune.ts';
 export {
   COST_GROUPS,
   type CostFigures,

@@ -10,6 +10,8 @@
  *
  * Long because it is a declarative list: one entry per schema version, never edited once shipped.
  */
+import { CONTENTS_MIGRATION } from './contents-migration.ts';
+
 export const MIGRATIONS: readonly string[] = [
   // 1: pipelines, runs, tasks, calls, results, seen_urls.
   `
@@ -418,6 +420,106 @@ export const MIGRATIONS: readonly string[] = [
   DROP INDEX IF EXISTS media_sha256;
   DROP INDEX IF EXISTS media_status_deadline;
   CREATE INDEX media_pending_deadline ON media (deadline_at) WHERE status = 'pending';
+  `,
+  // 12: retention. pruned_costs: what `harvest prune` removed of a run's calls and results,
+  // summed per (run, side, UTC day, sources, formats, outcome), every figure of the cost report
+  // kept, so reports stay true once the rows are gone. retention_due: a scheduled run whose
+  // pipeline declares `retention`, written when the run starts, applied once it has finished.
+  `
+  CREATE TABLE pruned_costs (
+    run_id                TEXT    NOT NULL,
+    side                  TEXT    NOT NULL CHECK (side IN ('call', 'result')),
+    day                   TEXT    NOT NULL,
+    sources               TEXT    NOT NULL,
+    formats               TEXT    NOT NULL,
+    outcome               TEXT    NOT NULL,
+    first_at              INTEGER NOT NULL,
+    calls                 INTEGER NOT NULL DEFAULT 0,
+    failed_calls          INTEGER NOT NULL DEFAULT 0,
+    credits_used          INTEGER NOT NULL DEFAULT 0,
+    unknown_cost_calls    INTEGER NOT NULL DEFAULT 0,
+    lost_calls            INTEGER NOT NULL DEFAULT 0,
+    retry_calls           INTEGER NOT NULL DEFAULT 0,
+    retry_credits         INTEGER NOT NULL DEFAULT 0,
+    retry_unknown_calls   INTEGER NOT NULL DEFAULT 0,
+    reissue_calls         INTEGER NOT NULL DEFAULT 0,
+    reissue_credits       INTEGER NOT NULL DEFAULT 0,
+    reissue_unknown_calls INTEGER NOT NULL DEFAULT 0,
+    anomaly_calls         INTEGER NOT NULL DEFAULT 0,
+    anomaly_credits       INTEGER NOT NULL DEFAULT 0,
+    results               INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (run_id, side, day, sources, formats, outcome)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE retention_due (
+    run_id        TEXT    PRIMARY KEY,
+    pipeline_name TEXT    NOT NULL,
+    keep_runs     INTEGER,
+    max_age_ms    INTEGER,
+    created_at    INTEGER NOT NULL,
+    applied_at    INTEGER,
+    outcome       TEXT
+  ) WITHOUT ROWID;
+  CREATE INDEX retention_due_pending ON retention_due (run_id) WHERE applied_at IS NULL;
+  `,
+  // 13: what changed since the previous run (src/store/changes/). result_changes: per result
+  // of a finished run (by the results' key), its search across runs (search_key), its content
+  // hash, and how it compares with the same search in the baseline run (the pipeline's previous
+  // completed run). dropped_results: the baseline's results its search no longer answered.
+  // change_runs: which run each run was compared with, when, and the counts.
+  `
+  CREATE TABLE change_runs (
+    run_id          TEXT    PRIMARY KEY,
+    baseline_run_id TEXT,
+    finished_at     INTEGER,
+    recorded_at     INTEGER NOT NULL,
+    results         INTEGER NOT NULL,
+    new             INTEGER NOT NULL,
+    same            INTEGER NOT NULL,
+    changed         INTEGER NOT NULL,
+    dropped         INTEGER NOT NULL,
+    moved_up        INTEGER NOT NULL,
+    moved_down      INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  CREATE TABLE result_changes (
+    run_id            TEXT    NOT NULL,
+    task_key          TEXT    NOT NULL,
+    source            TEXT    NOT NULL,
+    position          INTEGER NOT NULL,
+    search_key        TEXT    NOT NULL,
+    status            TEXT    NOT NULL CHECK (status IN ('new', 'same', 'changed')),
+    content_hash      TEXT    NOT NULL,
+    previous_position INTEGER,
+    previous_hash     TEXT,
+    last_changed_run  TEXT    NOT NULL,
+    PRIMARY KEY (run_id, task_key, source, position)
+  ) WITHOUT ROWID;
+
+  CREATE TABLE dropped_results (
+    run_id            TEXT    NOT NULL,
+    search_key        TEXT    NOT NULL,
+    source            TEXT    NOT NULL,
+    url               TEXT    NOT NULL,
+    previous_task_key TEXT    NOT NULL,
+    previous_position INTEGER NOT NULL,
+    previous_hash     TEXT    NOT NULL,
+    PRIMARY KEY (run_id, search_key, source, url)
+  ) WITHOUT ROWID;
+  `,
+  // 14: contents, scraped content stored once per distinct value, compressed, referenced from
+  // results by *_hash columns; item_json keeps the rest of the item. The old content columns
+  // stay, NULL, guarded by triggers. The rows written before are converted by
+  // ./contents-migration.ts, right after this schema change, in the same transaction.
+  CONTENTS_MIGRATION,
+  // 15: implausible credits. credits_max: the most the call's request could cost by the credit
+  // rules (NULL: not foreseeable, or recorded before). credits_anomaly: 1 when creditsUsed was
+  // above that times HARVEST_CREDITS_ANOMALY_FACTOR (stored as billed all the same), with a
+  // partial index, as such calls are few.
+  `
+  ALTER TABLE calls ADD COLUMN credits_max INTEGER;
+  ALTER TABLE calls ADD COLUMN credits_anomaly INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX calls_credits_anomaly ON calls (run_id) WHERE credits_anomaly = 1;
   `,
 ];
 

@@ -1,10 +1,23 @@
 /**
  * `results`: the items of the latest successful response of each task, one row per source and
- * position. The common fields get their own columns; `item_json` keeps the item as sent.
+ * position. The common fields get their own columns; scraped content is stored once in
+ * `contents` (./contents.ts) and referenced by `*_hash` columns; `item_json` keeps the rest of
+ * the item. A row read back carries the item as sent.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { HarvestError } from '../errors.ts';
 import type { ResultSource, ResultsEvent } from '../events/store.ts';
+import {
+  CONTENT_COLUMNS,
+  CONTENT_KINDS,
+  type ContentKind,
+  type ContentTexts,
+  type ContentWriter,
+  contentSql,
+  createContentWriter,
+  restoreItemJson,
+  splitItem,
+} from './contents.ts';
 
 export interface ResultRow {
   runId: string;
@@ -67,40 +80,84 @@ export interface ResultsTable {
   iterate(filter?: ResultFilter): IterableIterator<ResultRow>;
 }
 
+/** The alias of each content kind's row of `contents`, joined to the result `r`. */
+const CONTENT_ALIAS: Record<ContentKind, string> = {
+  markdown: 'c_md',
+  html: 'c_html',
+  rawHtml: 'c_raw',
+  links: 'c_links',
+  metadata: 'c_meta',
+  extra: 'c_extra',
+};
+
 const COLUMNS = `r.run_id AS runId, r.task_key AS taskKey, r.source, r.position, r.url, r.title,
-  r.description, r.category, r.markdown, r.html, r.raw_html AS rawHtml, r.links_json AS linksJson,
-  r.screenshot_url AS screenshotUrl, r.audio_url AS audioUrl, r.video_url AS videoUrl,
-  r.metadata_json AS metadataJson, r.item_json AS itemJson, r.search_id AS searchId,
-  r.call_id AS callId, r.first_seen_at AS firstSeenAt, r.fetched_at AS fetchedAt`;
+  r.description, r.category, r.screenshot_url AS screenshotUrl, r.audio_url AS audioUrl,
+  r.video_url AS videoUrl, r.item_json AS itemJson, r.search_id AS searchId,
+  r.call_id AS callId, r.first_seen_at AS firstSeenAt, r.fetched_at AS fetchedAt,
+  ${CONTENT_KINDS.map((kind) => `${contentSql(CONTENT_ALIAS[kind])} AS "content_${kind}"`).join(',\n  ')}`;
+const CONTENT_JOINS = CONTENT_KINDS.map((kind) => {
+  const alias = CONTENT_ALIAS[kind];
+  return `LEFT JOIN contents ${alias} ON ${alias}.hash = r.${CONTENT_COLUMNS[kind]}`;
+}).join('\n');
 const ORDER = 'ORDER BY r.run_id, r.task_key, r.source, r.position';
 
-type Row = Record<string, string | number | null>;
+/** A row as read: the columns, and the text of each content kind. */
+type StoredRow = Omit<ResultRow, 'markdown' | 'html' | 'rawHtml' | 'linksJson' | 'metadataJson'> &
+  Record<`content_${ContentKind}`, string | null>;
+
+/** The row with its content and its item as the API sent it. */
+function toResultRow(stored: StoredRow): ResultRow {
+  const texts: ContentTexts = {};
+  const row: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(stored)) {
+    if (!key.startsWith('content_')) row[key] = value;
+    else if (value !== null) texts[key.slice('content_'.length) as ContentKind] = value as string;
+  }
+  return {
+    ...(row as Omit<ResultRow, 'markdown'>),
+    markdown: texts.markdown ?? null,
+    html: texts.html ?? null,
+    rawHtml: texts.rawHtml ?? null,
+    linksJson: texts.links ?? null,
+    metadataJson: texts.metadata ?? null,
+    itemJson: restoreItemJson(stored.itemJson, texts),
+  };
+}
+
+function* toResultRows(rows: IterableIterator<StoredRow>): IterableIterator<ResultRow> {
+  for (const row of rows) yield toResultRow(row);
+}
+
+const HASH_COLUMNS = Object.values(CONTENT_COLUMNS);
 
 function str(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-function json(value: unknown, accept: (v: unknown) => boolean): string | null {
-  return value !== undefined && value !== null && accept(value) ? JSON.stringify(value) : null;
-}
-
-/** Maps an API item (web, news or images) to the result columns. */
-export function resultColumns(item: Record<string, unknown>): Row {
-  return {
+/**
+ * Maps an API item (web, news or images) to the result columns, its content stored (once) by
+ * `contents` and referenced by hash.
+ */
+export function resultColumns(
+  item: Record<string, unknown>,
+  contents: ContentWriter,
+): Record<string, string | number | Buffer | null> {
+  const { itemJson, texts } = splitItem(item);
+  const row: Record<string, string | number | Buffer | null> = {
     url: str(item.url),
     title: str(item.title),
     description: str(item.description) ?? str(item.snippet),
     category: str(item.category),
-    markdown: str(item.markdown),
-    html: str(item.html),
-    rawHtml: str(item.rawHtml),
-    linksJson: json(item.links, Array.isArray),
     screenshotUrl: str(item.screenshot),
     audioUrl: str(item.audio),
     videoUrl: str(item.video),
-    metadataJson: json(item.metadata, (v) => typeof v === 'object'),
-    itemJson: JSON.stringify(item),
+    itemJson,
   };
+  for (const kind of CONTENT_KINDS) {
+    const text = texts[kind];
+    row[CONTENT_COLUMNS[kind]] = text === undefined ? null : contents.put(text);
+  }
+  return row;
 }
 
 /** The statements of the results table, prepared once per connection. */
@@ -120,23 +177,22 @@ function prepareResultStatements(db: Database) {
       `UPDATE tasks SET results_fetched_at = MAX(IFNULL(results_fetched_at, 0), @fetchedAt)
        WHERE run_id = @runId AND task_key = @taskKey`,
     ),
-    upsert: db.prepare<Row>(
+    upsert: db.prepare<Record<string, string | number | Buffer | null>>(
       `INSERT INTO results (run_id, task_key, source, position, url, title, description, category,
-         markdown, html, raw_html, links_json, screenshot_url, audio_url, video_url, metadata_json,
-         item_json, search_id, call_id, first_seen_at, fetched_at, seen_id)
+         screenshot_url, audio_url, video_url, item_json, search_id, call_id, first_seen_at,
+         fetched_at, seen_id, ${HASH_COLUMNS.join(', ')})
        VALUES (@runId, @taskKey, @source, @position, @url, @title, @description, @category,
-         @markdown, @html, @rawHtml, @linksJson, @screenshotUrl, @audioUrl, @videoUrl,
-         @metadataJson, @itemJson, @searchId, @callId, @firstSeenAt, @fetchedAt, @seenId)
+         @screenshotUrl, @audioUrl, @videoUrl, @itemJson, @searchId, @callId, @firstSeenAt,
+         @fetchedAt, @seenId, ${HASH_COLUMNS.map((c) => `@${c}`).join(', ')})
        ON CONFLICT (run_id, task_key, source, position) DO UPDATE SET
          url = excluded.url, title = excluded.title, description = excluded.description,
-         category = excluded.category, markdown = excluded.markdown, html = excluded.html,
-         raw_html = excluded.raw_html, links_json = excluded.links_json,
-         screenshot_url = excluded.screenshot_url, audio_url = excluded.audio_url,
-         video_url = excluded.video_url, metadata_json = excluded.metadata_json,
+         category = excluded.category, screenshot_url = excluded.screenshot_url,
+         audio_url = excluded.audio_url, video_url = excluded.video_url,
          item_json = excluded.item_json, search_id = excluded.search_id, call_id = excluded.call_id,
          first_seen_at = excluded.first_seen_at,
          fetched_at = excluded.fetched_at,
-         seen_id = excluded.seen_id`,
+         seen_id = excluded.seen_id,
+         ${HASH_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`,
     ),
     // When the task first answered each URL it holds (a later answer may move a URL to another
     // position, or put another URL where it was).
@@ -148,22 +204,25 @@ function prepareResultStatements(db: Database) {
       'DELETE FROM results WHERE run_id = ? AND task_key = ? AND fetched_at < ?',
     ),
     count: db.prepare<[string], number>('SELECT COUNT(*) FROM results WHERE run_id = ?').pluck(),
-    ofTask: db.prepare<[string, string], ResultRow>(
-      `SELECT ${COLUMNS} FROM results r WHERE r.run_id = ? AND r.task_key = ? ${ORDER}`,
+    ofTask: db.prepare<[string, string], StoredRow>(
+      `SELECT ${COLUMNS} FROM results r ${CONTENT_JOINS}
+       WHERE r.run_id = ? AND r.task_key = ? ${ORDER}`,
     ),
-    all: db.prepare<[], ResultRow>(`SELECT ${COLUMNS} FROM results r ${ORDER}`),
-    ofRun: db.prepare<[string], ResultRow>(
-      `SELECT ${COLUMNS} FROM results r WHERE r.run_id = ? ${ORDER}`,
+    all: db.prepare<[], StoredRow>(`SELECT ${COLUMNS} FROM results r ${CONTENT_JOINS} ${ORDER}`),
+    ofRun: db.prepare<[string], StoredRow>(
+      `SELECT ${COLUMNS} FROM results r ${CONTENT_JOINS} WHERE r.run_id = ? ${ORDER}`,
     ),
-    newOfRun: db.prepare<[string], ResultRow>(
+    newOfRun: db.prepare<[string], StoredRow>(
       `SELECT ${COLUMNS} FROM results r
          JOIN seen_urls s ON s.id = r.seen_id
+         ${CONTENT_JOINS}
        WHERE r.run_id = ? AND s.first_run_id = r.run_id ${ORDER}`,
     ),
-    ofPipeline: db.prepare<[string], ResultRow>(
+    ofPipeline: db.prepare<[string], StoredRow>(
       `SELECT ${COLUMNS} FROM results r
          JOIN runs ru ON ru.id = r.run_id
          JOIN pipelines p ON p.id = ru.pipeline_id
+         ${CONTENT_JOINS}
        WHERE p.name = ? ${ORDER}`,
     ),
   };
@@ -174,6 +233,7 @@ type ResultStatements = ReturnType<typeof prepareResultStatements>;
 /** `ResultsTable.applyEvent`. */
 function applyResults(
   s: ResultStatements,
+  contents: ContentWriter,
   e: ResultsEvent,
   seenIds: ReadonlyArray<number | undefined>,
 ): ResultsApplied {
@@ -195,7 +255,7 @@ function applyResults(
       taskKey: e.taskKey,
       source,
       position,
-      ...resultColumns(item),
+      ...resultColumns(item, contents),
       searchId: e.searchId ?? null,
       callId: e.callId,
       fetchedAt: e.fetchedAt,
@@ -208,7 +268,7 @@ function applyResults(
 
 /** The statement a filter reads, iterated. */
 function pickRows(s: ResultStatements, filter: ResultFilter): IterableIterator<ResultRow> {
-  const run = (st: Statement<[string], ResultRow>, arg: string) => st.iterate(arg);
+  const run = (st: Statement<[string], StoredRow>, arg: string) => toResultRows(st.iterate(arg));
   if (filter.onlyNew) {
     if (filter.runId === undefined) {
       throw new HarvestError('STORE_FILTER_INVALID', 'onlyNew needs a run id');
@@ -217,15 +277,16 @@ function pickRows(s: ResultStatements, filter: ResultFilter): IterableIterator<R
   }
   if (filter.runId !== undefined) return run(s.ofRun, filter.runId);
   if (filter.pipelineName !== undefined) return run(s.ofPipeline, filter.pipelineName);
-  return s.all.iterate();
+  return toResultRows(s.all.iterate());
 }
 
 export function createResultsTable(db: Database): ResultsTable {
   const s = prepareResultStatements(db);
+  const contents = createContentWriter(db);
   return {
-    applyEvent: (e, seenIds = []) => applyResults(s, e, seenIds),
+    applyEvent: (e, seenIds = []) => applyResults(s, contents, e, seenIds),
     count: (runId) => s.count.get(runId) ?? 0,
-    forTask: (runId, taskKey) => s.ofTask.all(runId, taskKey),
+    forTask: (runId, taskKey) => s.ofTask.all(runId, taskKey).map(toResultRow),
     iterate: (filter = {}) => pickRows(s, filter),
   };
 }

@@ -326,6 +326,10 @@ export function matrixPipeline(input: {
   concurrency?: number;
   maxAttempts?: number;
   rateLimitPerMinute?: number;
+  /** Results per search. Default 1. */
+  limit?: number;
+  /** Scrape formats of every search (`markdown`, `rawHtml`, ...). Default none. */
+  formats?: readonly string[];
 }): string {
   const run = [
     `  concurrency: ${input.concurrency ?? 32}`,
@@ -351,7 +355,10 @@ export function matrixPipeline(input: {
     '  - matrix:',
     ...matrix,
     `    query: "${query}"`,
-    '    limit: 1',
+    `    limit: ${input.limit ?? 1}`,
+    ...(input.formats?.length
+      ? ['    scrapeOptions:', `      formats: [${input.formats.join(', ')}]`]
+      : []),
     '',
   ].join('\n');
 }

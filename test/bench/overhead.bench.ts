@@ -28,7 +28,10 @@
  *
  * Run: `npx tsx test/bench/overhead.bench.ts`
  * Knobs (env): N (searches and jobs per case, default 20,000), CONCURRENCIES (default 64,256),
- * ROUNDS (default 5),
+ * ROUNDS (default 5), OVERHEAD_FORMATS (scrape formats of each search, e.g.
+ * `markdown,html,rawHtml,links`: content hashed, compressed and stored; default none),
+ * OVERHEAD_LIMIT (results per search, default 1), OVERHEAD_CONTENT (the sandbox's `--content`:
+ * `short`, the default, or `corpus`, real-sized pages),
  * REDIS_URL (default redis://127.0.0.1:6379; on a shared machine give it a redis-server of its
  * own, as Redis's CPU time counts every client's work).
  */
@@ -67,6 +70,9 @@ const CONCURRENCIES = (process.env.CONCURRENCIES ?? '64,256')
   .map((c) => Number(c.trim()))
   .filter((c) => c > 0);
 const ROUNDS = Math.max(1, Number(process.env.ROUNDS ?? 5));
+const FORMATS = (process.env.OVERHEAD_FORMATS ?? '').split(',').filter((f) => f.trim() !== '');
+const LIMIT = Number(process.env.OVERHEAD_LIMIT ?? 1);
+const CONTENT = process.env.OVERHEAD_CONTENT ?? 'short';
 /** Target: harvest's CPU per search over BullMQ's CPU per no-op job, at most this. */
 const MAX_CPU_RATIO = 3.0;
 /** Jobs per addBulk call, as harvest's enqueue uses. */
@@ -236,7 +242,10 @@ async function harvestRun(
   const settings = benchSettings({ apiUrl: sandbox.url, prefix, dir });
   const logger = createLogger({ level: 'silent' });
   const file = path.join(dir, 'overhead.yaml');
-  writeFileSync(file, matrixPipeline({ name: 'bench-overhead', count, concurrency }));
+  writeFileSync(
+    file,
+    matrixPipeline({ name: 'bench-overhead', count, concurrency, limit: LIMIT, formats: FORMATS }),
+  );
   const runtime = await openRuntime(settings);
   const closeRuntime = closer(() => runtime.close());
   const before = new Set(threadCpuMs().keys());
@@ -275,7 +284,7 @@ async function main(): Promise<void> {
       `vs ${N} bare BullMQ no-op jobs on workers of ${SLOTS_PER_WORKER} slots; ` +
       `concurrency ${CONCURRENCIES.join(', ')}`,
   );
-  const sandbox = await startSandboxChild();
+  const sandbox = await startSandboxChild(CONTENT === 'short' ? [] : ['--content', CONTENT]);
   // Warm-up: module loading, JIT, SQLite and sockets, so the first case is not penalised.
   await harvestRun(sandbox, CONCURRENCIES[0] ?? 16, Math.min(N, 2_000));
 

@@ -166,6 +166,14 @@ describe('webhook notifications of scheduled runs', () => {
     expect(first?.newResults.map((r) => r.url).sort()).toEqual([...urls].sort());
     expect(second?.summary.newResults).toBe(0);
     expect(second?.newResults).toEqual([]);
+    // Nor anything changed since the first run (the same world): every result is the same.
+    expect(second?.changes).toMatchObject({
+      baselineRunId: first?.run.id,
+      counts: { new: 0, changed: 0, dropped: 0, same: store.results.count(second?.run.id ?? '') },
+      new: [],
+      dropped: [],
+      truncated: false,
+    });
     const report = store.runStatus(second?.run.id as string);
     expect(report?.notification?.state).toBe('delivered');
   });

@@ -27,6 +27,7 @@ interface ExportFlags {
   source?: ResultSource;
   fields?: string[];
   uniqueUrls?: boolean;
+  onlyChanged?: boolean;
   format?: ExportFormat;
   out?: string;
   csvRaw?: boolean;
@@ -53,7 +54,8 @@ Examples:
   harvest export --run 20261122T101500-a1b2 --format csv --out results.csv
   harvest export --pipeline weekly-research --only-new --unique-urls --format jsonl | jq .url
   harvest export --pipeline weekly-research --since 2026-11-01 --fields url,title,first_seen_at --out new.parquet
-  harvest export --of calls --run 20261122T101500-a1b2 --format csv --out calls.csv`;
+  harvest export --of calls --run 20261122T101500-a1b2 --format csv --out calls.csv
+  harvest export --of changes --pipeline weekly-research --format csv --out changes.csv`;
 
 /**
  * The format from --out's extension. A name with no extension (a device, a FIFO) means JSONL; an
@@ -117,6 +119,10 @@ function addExportOptions(command: Command): Command {
     )
     .option('--unique-urls', 'one row per URL across tasks and runs (the first seen)')
     .option(
+      '--only-changed',
+      "only results new or changed since their run's previous completed run (harvest changes)",
+    )
+    .option(
       '--source <source>',
       `only results of one source: ${SOURCES.join(', ')}`,
       oneOf(SOURCES),
@@ -163,6 +169,7 @@ async function exportRows(ctx: CommandContext, given: ExportFlags): Promise<void
         sinceRunId: flags.sinceRun,
         source: flags.source,
         uniqueUrls: flags.uniqueUrls,
+        onlyChanged: flags.onlyChanged,
         fields: flags.fields,
         csvRaw: flags.csvRaw,
         // Parquet: V8 sized for memory keeps this thread's peak heap (the rows as SQLite hands

@@ -74,6 +74,12 @@ export const COMMANDS: readonly CommandEntry[] = [
     load: async () => (await import('./cancel.ts')).registerCancel,
   },
   {
+    name: 'prune',
+    term: 'prune [options]',
+    summary: "Remove old runs' results, calls and media files; their credits stay in reports.",
+    load: async () => (await import('./prune.ts')).registerPrune,
+  },
+  {
     name: 'export',
     term: 'export [options]',
     summary: 'Export results (or calls, tasks) as JSONL, CSV or Parquet.',
@@ -84,6 +90,18 @@ export const COMMANDS: readonly CommandEntry[] = [
     term: 'report',
     summary: 'Reports over what harvest stored (report costs).',
     load: async () => (await import('./report.ts')).registerReport,
+  },
+  {
+    name: 'changes',
+    term: 'changes [options] [run]',
+    summary: 'What changed in a run since the previous one: new, changed, dropped, moved.',
+    load: async () => (await import('./changes.ts')).registerChanges,
+  },
+  {
+    name: 'history',
+    term: 'history [options]',
+    summary: "A URL's, or a query's top results', rank and content hash in every run.",
+    load: async () => (await import('./history.ts')).registerHistory,
   },
   {
     name: 'crawls',

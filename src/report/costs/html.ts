@@ -10,12 +10,12 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { CostReport } from './build.ts';
 import type { CostCharts } from './charts.ts';
-import { costColumns, creditsText, withCredits } from './columns.ts';
+import { anomalyNote, costColumns, creditsText, withCredits } from './columns.ts';
 
 let chartJs: string | undefined;
 
 /** Chart.js's UMD build (it defines `window.Chart`), read once. */
-function chartJsSource(): string {
+export function chartJsSource(): string {
   if (chartJs === undefined) {
     const entry = createRequire(import.meta.url).resolve('chart.js');
     const source = readFileSync(path.join(path.dirname(entry), 'chart.umd.min.js'), 'utf8');
@@ -24,7 +24,7 @@ function chartJsSource(): string {
   return chartJs;
 }
 
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text
     .replaceAll('&', '&amp;')
     .replaceAll('<', '&lt;')
@@ -33,7 +33,7 @@ function escapeHtml(text: string): string {
 }
 
 /** JSON safe inside a <script> element. */
-function scriptJson(value: unknown): string {
+export function scriptJson(value: unknown): string {
   return JSON.stringify(value)
     .replaceAll('<', '\\u003c')
     .replaceAll('\u2028', '\\u2028')
@@ -131,6 +131,8 @@ export function renderHtml(report: CostReport, charts: CostCharts): string {
     charts.unknownCostCalls > 0
       ? `<p class="note">${charts.unknownCostCalls} call(s) of unknown cost (a worker died, or the answer was unreadable) are counted apart: they are in no credit figure, and not guessed.</p>`
       : '';
+  const anomalies = anomalyNote(report.totals);
+  const implausible = anomalies ? `<p class="note anomaly">${escapeHtml(anomalies)}</p>` : '';
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -145,6 +147,7 @@ export function renderHtml(report: CostReport, charts: CostCharts): string {
 <p class="sub">${escapeHtml(scope)} · from the calls the service charged · generated ${escapeHtml(report.generatedAt)}</p>
 <section class="cards">${cards(report)}</section>
 ${unknown}
+${implausible}
 <section class="charts">
   <figure><figcaption>Credits per day, by pipeline</figcaption><div class="chart"><canvas id="chart-daily"></canvas></div></figure>
   <figure><figcaption>Credits per result, by pipeline</figcaption><div class="chart"><canvas id="chart-per-result"></canvas></div></figure>

@@ -17,6 +17,8 @@ export interface RunFilterInput {
   sinceRunId?: string;
   source?: ResultSource;
   uniqueUrls?: boolean;
+  /** Results only: those new or changed since their run's previous completed run. */
+  onlyChanged?: boolean;
 }
 
 function notFound(code: string, message: string): HarvestError {
@@ -35,6 +37,7 @@ function checkFlags(input: RunFilterInput): void {
       input.onlyNew && '--only-new',
       input.source !== undefined && '--source',
       input.uniqueUrls && '--unique-urls',
+      input.onlyChanged && '--only-changed',
     ].filter(Boolean);
     if (resultsOnly.length > 0) {
       throw new UsageError(`${resultsOnly.join(', ')} applies to --of results only`);
@@ -75,6 +78,7 @@ export function resolveRunFilter(store: Store, input: RunFilterInput): ExportFil
   if (input.sinceMs !== undefined) filter.sinceMs = input.sinceMs;
   if (input.source !== undefined) filter.source = input.source;
   if (input.uniqueUrls) filter.uniqueUrls = true;
+  if (input.onlyChanged) filter.onlyChanged = true;
   if (!input.onlyNew) return filter;
 
   const since = sinceRunOf(store, input);

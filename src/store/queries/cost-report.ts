@@ -48,6 +48,13 @@ export interface CostFigures {
   reissueCredits: number;
   /** Re-issues whose cost is unknown. */
   reissueUnknownCalls: number;
+  /**
+   * Calls billed implausible credits: `creditsUsed` above their request's most possible cost
+   * times HARVEST_CREDITS_ANOMALY_FACTOR (src/events/call.ts). Kept as billed in `creditsUsed`.
+   */
+  anomalyCalls: number;
+  /** The `creditsUsed` of those calls (part of `creditsUsed`). */
+  anomalyCredits: number;
   /** Result rows stored. */
   results: number;
   /** Distinct runs with calls in the group (with results, for a group that has no calls). */
@@ -86,7 +93,7 @@ function listKey(doc: string, path: string, empty: string): string {
 }
 
 /** SQL of each key for calls (`c`) and results (`r`); `p` and `t` are joined as needed. */
-const KEYS: Record<CostGroup, { call: string; result: string }> = {
+export const KEYS: Record<CostGroup, { call: string; result: string }> = {
   pipeline: { call: `COALESCE(p.name, ${UNKNOWN})`, result: `COALESCE(p.name, ${UNKNOWN})` },
   run: { call: 'c.run_id', result: 'r.run_id' },
   day: {
@@ -104,8 +111,21 @@ const KEYS: Record<CostGroup, { call: string; result: string }> = {
   outcome: { call: 'c.outcome', result: `COALESCE(rc.outcome, ${UNKNOWN})` },
 };
 
-function keyList(by: readonly CostGroup[], side: 'call' | 'result'): string {
-  return by.length === 0 ? "'all' AS k0" : by.map((g, i) => `${KEYS[g][side]} AS k${i}`).join(', ');
+/** SQL of each key for the summed rows of pruned runs (`s`, pruned_costs). */
+const PRUNED_KEYS: Record<CostGroup, string> = {
+  pipeline: `COALESCE(p.name, ${UNKNOWN})`,
+  run: 's.run_id',
+  day: 's.day',
+  source: 's.sources',
+  format: 's.formats',
+  outcome: 's.outcome',
+};
+
+function keyList(by: readonly CostGroup[], side: 'call' | 'result' | 'pruned'): string {
+  if (by.length === 0) return "'all' AS k0";
+  return by
+    .map((g, i) => `${side === 'pruned' ? PRUNED_KEYS[g] : KEYS[g][side]} AS k${i}`)
+    .join(', ');
 }
 
 function groupBy(by: readonly CostGroup[]): string {
@@ -134,6 +154,8 @@ function callsSql(q: CostQuery): string {
       COALESCE(SUM(CASE WHEN c.purpose = 'media-reissue' THEN c.credits_used END), 0)
         AS reissueCredits,
       SUM(c.purpose = 'media-reissue' AND c.credits_used IS NULL) AS reissueUnknownCalls,
+      SUM(c.credits_anomaly) AS anomalyCalls,
+      COALESCE(SUM(CASE WHEN c.credits_anomaly = 1 THEN c.credits_used END), 0) AS anomalyCredits,
       COUNT(DISTINCT c.run_id) AS runs
     FROM numbered c
       LEFT JOIN runs ru ON ru.id = c.run_id
@@ -159,6 +181,38 @@ function resultsSql(q: CostQuery): string {
     ${groupBy(q.by)}`;
 }
 
+/**
+ * The figures of pruned runs (`harvest prune`), summed from pruned_costs. A pruned row counts
+ * under `--since` when its first call (or result) of the day is not earlier. A run counts once
+ * its live rows are gone: a run being pruned is counted by its live rows meanwhile.
+ */
+function prunedSql(q: CostQuery, side: 'call' | 'result'): string {
+  const where = [
+    `s.side = '${side}'`,
+    q.runId === undefined ? '' : 's.run_id = @runId',
+    q.sinceMs === undefined ? '' : 's.first_at >= @sinceMs',
+  ].filter(Boolean);
+  const live = side === 'call' ? 'calls' : 'results';
+  const figures =
+    side === 'call'
+      ? `SUM(s.calls) AS calls, SUM(s.failed_calls) AS failedCalls,
+      SUM(s.credits_used) AS creditsUsed, SUM(s.unknown_cost_calls) AS unknownCostCalls,
+      SUM(s.lost_calls) AS lostCalls, SUM(s.retry_calls) AS retryCalls,
+      SUM(s.retry_credits) AS retryCredits, SUM(s.retry_unknown_calls) AS retryUnknownCalls,
+      SUM(s.reissue_calls) AS reissueCalls, SUM(s.reissue_credits) AS reissueCredits,
+      SUM(s.reissue_unknown_calls) AS reissueUnknownCalls,
+      SUM(s.anomaly_calls) AS anomalyCalls, SUM(s.anomaly_credits) AS anomalyCredits`
+      : 'SUM(s.results) AS results';
+  return `SELECT ${keyList(q.by, 'pruned')}, ${figures},
+      COUNT(DISTINCT CASE WHEN NOT EXISTS (SELECT 1 FROM ${live} x WHERE x.run_id = s.run_id)
+        THEN s.run_id END) AS runs
+    FROM pruned_costs s
+      LEFT JOIN runs ru ON ru.id = s.run_id
+      LEFT JOIN pipelines p ON p.id = ru.pipeline_id
+    WHERE ${where.join(' AND ')}
+    ${groupBy(q.by)}`;
+}
+
 /** The figures of a group with no call and no result. */
 export const NO_COSTS: Readonly<CostFigures> = Object.freeze({
   calls: 0,
@@ -172,6 +226,8 @@ export const NO_COSTS: Readonly<CostFigures> = Object.freeze({
   reissueCalls: 0,
   reissueCredits: 0,
   reissueUnknownCalls: 0,
+  anomalyCalls: 0,
+  anomalyCredits: 0,
   results: 0,
   runs: 0,
 });
@@ -189,6 +245,8 @@ const CALL_FIGURES = [
   'reissueCalls',
   'reissueCredits',
   'reissueUnknownCalls',
+  'anomalyCalls',
+  'anomalyCredits',
 ] as const;
 
 type Raw = Record<string, string | number>;
@@ -221,23 +279,24 @@ export function createCostReports(db: Database): CostReports {
         }
         return g;
       };
+      const all = (sql: string) =>
+        db.prepare<Record<string, string | number>, Raw>(sql).all(params);
+      // Live rows and the sums of pruned runs add up: no run has both once it is pruned.
+      const resultRuns = new Map<CostGroupRow, number>();
       db.transaction(() => {
-        for (const row of db
-          .prepare<Record<string, string | number>, Raw>(callsSql(q))
-          .all(params)) {
+        for (const row of [...all(callsSql(q)), ...all(prunedSql(q, 'call'))]) {
           const g = groupOf(row);
-          for (const k of CALL_FIGURES) g[k] = Number(row[k] ?? 0);
-          g.runs = Number(row.runs);
+          for (const k of CALL_FIGURES) g[k] += Number(row[k] ?? 0);
+          g.runs += Number(row.runs);
         }
-        for (const row of db
-          .prepare<Record<string, string | number>, Raw>(resultsSql(q))
-          .all(params)) {
+        for (const row of [...all(resultsSql(q)), ...all(prunedSql(q, 'result'))]) {
           const g = groupOf(row);
-          g.results = Number(row.results);
-          // Runs with results but no call in the window still count as runs of the group.
-          g.runs = Math.max(g.runs, Number(row.runs));
+          g.results += Number(row.results);
+          resultRuns.set(g, (resultRuns.get(g) ?? 0) + Number(row.runs));
         }
       })();
+      // Runs with results but no call in the window still count as runs of the group.
+      for (const [g, runs] of resultRuns) g.runs = Math.max(g.runs, runs);
       const rows = [...groups.values()];
       return rows.sort((a, b) => compareKeys(a.keys, b.keys));
     },

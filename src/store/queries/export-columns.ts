@@ -13,16 +13,25 @@
  *   (a string column with the JSON logical type).
  */
 
-export const EXPORT_KINDS = ['results', 'calls', 'tasks'] as const;
+import { type ContentKind, contentSql } from '../contents.ts';
+
+export const EXPORT_KINDS = ['results', 'calls', 'tasks', 'changes'] as const;
 export type ExportKind = (typeof EXPORT_KINDS)[number];
 
 export type ColumnType = 'string' | 'integer' | 'timestamp' | 'json';
 
 /**
  * Tables a column's expression reads besides its kind's own table (`media` also marks columns
- * that read the media table in a subquery).
+ * that read the media table in a subquery; `content:<kind>` the row of `contents` a result
+ * references for that kind of content).
  */
-export type ColumnJoin = 'pipeline' | 'task' | 'seen' | 'media';
+export type ColumnJoin =
+  | 'pipeline'
+  | 'task'
+  | 'seen'
+  | 'media'
+  | 'changes'
+  | `content:${ContentKind}`;
 
 export interface ExportColumn {
   name: string;
@@ -60,7 +69,34 @@ function col(
 }
 
 const ITEM = 'r.item_json';
-const META = 'r.metadata_json';
+
+/** The alias of the `contents` row of each content kind (joined as `content:<kind>`). */
+export const CONTENT_ALIASES: Record<ContentKind, string> = {
+  markdown: 'xmd',
+  html: 'xhtml',
+  rawHtml: 'xraw',
+  links: 'xlinks',
+  metadata: 'xmeta',
+  extra: 'xextra',
+};
+
+/** The text of a content kind, and the join it needs. */
+function content(kind: ContentKind): { sql: string; joins: ColumnJoin[] } {
+  return { sql: contentSql(CONTENT_ALIASES[kind]), joins: [`content:${kind}`] };
+}
+
+const META = content('metadata');
+/** The item's other outputs (summary, answer, highlights, json, ...), a JSON object. */
+const EXTRA = content('extra');
+
+function metaCol(name: string, type: ColumnType, sql: (doc: string) => string, doc: string) {
+  return col(name, type, sql(META.sql), doc, META.joins);
+}
+
+function contentCol(name: string, type: ColumnType, kind: ContentKind, doc: string) {
+  const { sql, joins } = content(kind);
+  return col(name, type, sql, doc, joins);
+}
 
 /**
  * Reading a field of `item_json` parses the whole item (markdown included), so it is skipped
@@ -74,15 +110,16 @@ function onlyIf(condition: string, sql: string): string {
   return `CASE WHEN ${condition} THEN ${sql} END`;
 }
 
+/** A format's output, read from the item's other outputs (`EXTRA`). */
 function formatColumn(
   name: string,
   type: ColumnType,
   format: string,
-  sql: string,
+  sql: (extra: string) => string,
   doc: string,
 ): ExportColumn {
   const asked = `COALESCE(instr(t.request_json, '"${format}"'), 1) > 0`;
-  return col(name, type, onlyIf(asked, sql), doc, ['task']);
+  return col(name, type, onlyIf(asked, sql(EXTRA.sql)), doc, ['task', ...EXTRA.joins]);
 }
 
 /** The saved file of one media kind of the result (the media table, status `saved`). */
@@ -140,48 +177,58 @@ export const RESULT_COLUMNS: readonly ExportColumn[] = [
     onlyIf(NOT_WEB, jsonInt(ITEM, '$.imageHeight')),
     'image height in pixels',
   ),
-  col('markdown', 'string', 'r.markdown', 'scraped markdown'),
-  col('html', 'string', 'r.html', 'scraped HTML'),
-  col('raw_html', 'string', 'r.raw_html', 'scraped raw HTML'),
-  col('links', 'json', 'r.links_json', 'scraped links (array of URLs)'),
+  contentCol('markdown', 'string', 'markdown', 'scraped markdown'),
+  contentCol('html', 'string', 'html', 'scraped HTML'),
+  contentCol('raw_html', 'string', 'rawHtml', 'scraped raw HTML'),
+  contentCol('links', 'json', 'links', 'scraped links (array of URLs)'),
   formatColumn(
     'summary',
     'string',
     'summary',
-    jsonText(ITEM, '$.summary'),
+    (extra) => jsonText(extra, '$.summary'),
     'summary format output',
   ),
   formatColumn(
     'answer',
     'string',
     'question',
-    jsonText(ITEM, '$.answer'),
+    (extra) => jsonText(extra, '$.answer'),
     'answer of a question format',
   ),
   formatColumn(
     'highlights',
     'json',
     'highlights',
-    jsonValue(ITEM, '$.highlights'),
+    (extra) => jsonValue(extra, '$.highlights'),
     'highlights format output',
   ),
-  formatColumn('json', 'json', 'json', jsonValue(ITEM, '$.json'), 'json format output'),
+  formatColumn('json', 'json', 'json', (extra) => jsonValue(extra, '$.json'), 'json format output'),
   col('screenshot_url', 'string', 'r.screenshot_url', 'signed screenshot URL (expires)'),
   col('audio_url', 'string', 'r.audio_url', 'signed audio URL (expires)'),
   col('video_url', 'string', 'r.video_url', 'signed video URL (expires)'),
-  col('status_code', 'integer', jsonInt(META, '$.statusCode'), 'metadata.statusCode'),
-  col('source_url', 'string', jsonText(META, '$.sourceURL'), 'metadata.sourceURL (requested)'),
-  col('final_url', 'string', jsonText(META, '$.url'), 'metadata.url (after redirects)'),
-  col(
+  metaCol('status_code', 'integer', (m) => jsonInt(m, '$.statusCode'), 'metadata.statusCode'),
+  metaCol(
+    'source_url',
+    'string',
+    (m) => jsonText(m, '$.sourceURL'),
+    'metadata.sourceURL (requested)',
+  ),
+  metaCol('final_url', 'string', (m) => jsonText(m, '$.url'), 'metadata.url (after redirects)'),
+  metaCol(
     'page_title',
     'string',
-    `COALESCE(${jsonText(META, '$.title')}, ${jsonText(META, '$.title[0]')})`,
+    (m) => `COALESCE(${jsonText(m, '$.title')}, ${jsonText(m, '$.title[0]')})`,
     'metadata.title (the first one when it is a list)',
   ),
-  col('language', 'string', jsonText(META, '$.language'), 'metadata.language'),
-  col('num_pages', 'integer', jsonInt(META, '$.numPages'), 'metadata.numPages (PDFs)'),
-  col('scrape_error', 'string', jsonText(META, '$.error'), 'metadata.error (failed scrape)'),
-  col('metadata', 'json', META, 'the whole metadata object'),
+  metaCol('language', 'string', (m) => jsonText(m, '$.language'), 'metadata.language'),
+  metaCol('num_pages', 'integer', (m) => jsonInt(m, '$.numPages'), 'metadata.numPages (PDFs)'),
+  metaCol(
+    'scrape_error',
+    'string',
+    (m) => jsonText(m, '$.error'),
+    'metadata.error (failed scrape)',
+  ),
+  metaCol('metadata', 'json', (m) => m, 'the whole metadata object'),
   ...mediaColumns('screenshot', 'ms'),
   ...mediaColumns('audio', 'ma'),
   ...mediaColumns('video', 'mv'),
@@ -206,6 +253,58 @@ export const RESULT_COLUMNS: readonly ExportColumn[] = [
     'pipeline',
     'seen',
   ]),
+  // From the run's recorded changes (src/store/changes/): null until the run has finished.
+  col(
+    'previous_position',
+    'integer',
+    'rc.previous_position',
+    "the URL's position in the same search of the previous completed run",
+    ['changes'],
+  ),
+  col(
+    'last_changed_run',
+    'string',
+    'rc.last_changed_run',
+    'run in which the URL entered the search, or its content last changed',
+    ['changes'],
+  ),
+];
+
+/**
+ * `--of changes`: one row per result of a finished run and per result its search dropped, over
+ * `x` (result_changes and dropped_results together, see export.ts).
+ */
+export const CHANGE_COLUMNS: readonly ExportColumn[] = [
+  col('run_id', 'string', 'x.run_id', 'the run'),
+  col('pipeline', 'string', 'p.name', 'pipeline name', ['pipeline']),
+  col('baseline_run_id', 'string', 'cr.baseline_run_id', 'the run it was compared with'),
+  col('search_key', 'string', 'x.search_key', 'the search across runs (entry, query, fields)'),
+  col(
+    'query',
+    'string',
+    "(SELECT json_extract(request_json, '$.query') FROM tasks WHERE run_id = x.task_run AND task_key = x.task_key)",
+    'the search query',
+  ),
+  col('task_key', 'string', 'x.task_key', "the result's task (the baseline's when dropped)"),
+  col('source', 'string', 'x.source', '`web`, `news` or `images`'),
+  col('status', 'string', 'x.status', '`new`, `same`, `changed` or `dropped`'),
+  col('position', 'integer', 'x.position', '0-based position; null when dropped'),
+  col(
+    'previous_position',
+    'integer',
+    'x.previous_position',
+    'position in the baseline; null when new',
+  ),
+  col('url', 'string', 'x.url', 'result URL'),
+  col('title', 'string', 'x.title', "result title (the baseline's when dropped)"),
+  col('content_hash', 'string', 'x.content_hash', 'hash of the scraped content; null when dropped'),
+  col('previous_hash', 'string', 'x.previous_hash', "the baseline's content hash; null when new"),
+  col(
+    'last_changed_run',
+    'string',
+    'x.last_changed_run',
+    'run in which it entered or last changed',
+  ),
 ];
 
 export const CALL_COLUMNS: readonly ExportColumn[] = [
@@ -252,4 +351,5 @@ export const EXPORT_COLUMNS: Record<ExportKind, readonly ExportColumn[]> = {
   results: RESULT_COLUMNS,
   calls: CALL_COLUMNS,
   tasks: TASK_COLUMNS,
+  changes: CHANGE_COLUMNS,
 };

@@ -5,6 +5,7 @@
  * The calling process has opened the store already, so the schema is known to be current.
  */
 import Sqlite from 'better-sqlite3';
+import { registerContentFunctions } from '../contents.ts';
 import { createExportReader, type ExportReader } from './export.ts';
 
 export interface ExportConnection {
@@ -15,5 +16,6 @@ export interface ExportConnection {
 export function openExportConnection(file: string, busyTimeoutMs = 5000): ExportConnection {
   // `timeout` is SQLite's busy timeout: how long a read waits for a checkpoint's lock.
   const db = new Sqlite(file, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+  registerContentFunctions(db);
   return { exports: createExportReader(db), close: () => db.close() };
 }

@@ -12,7 +12,13 @@
  */
 import type { Database, Statement } from 'better-sqlite3';
 import type { ResultSource } from '../../events/store.ts';
-import type { ColumnJoin, ExportColumn, ExportKind } from './export-columns.ts';
+import { CONTENT_COLUMNS, CONTENT_KINDS } from '../contents.ts';
+import {
+  CONTENT_ALIASES,
+  type ColumnJoin,
+  type ExportColumn,
+  type ExportKind,
+} from './export-columns.ts';
 
 export interface ExportFilter {
   kind: ExportKind;
@@ -34,6 +40,8 @@ export interface ExportFilter {
   newSince?: SinceRun;
   /** Results only: one row per URL (the first seen; rows without a URL are all kept). */
   uniqueUrls?: boolean;
+  /** Results only: only those new or changed since their run's baseline (recorded changes). */
+  onlyChanged?: boolean;
 }
 
 /** A run, as `--only-new` needs it. */
@@ -52,11 +60,23 @@ export interface ExportQuery {
   pages?: ExportPages;
 }
 
+/** The `contents` row of each content kind a result references. */
+const CONTENT_JOINS = Object.fromEntries(
+  CONTENT_KINDS.map((kind) => {
+    const alias = CONTENT_ALIASES[kind];
+    const join = `LEFT JOIN contents ${alias} ON ${alias}.hash = r.${CONTENT_COLUMNS[kind]}`;
+    return [`content:${kind}`, join];
+  }),
+) as Record<`content:${(typeof CONTENT_KINDS)[number]}`, string>;
+
 const RESULT_JOINS: Record<ColumnJoin, string> = {
+  ...CONTENT_JOINS,
   pipeline: `LEFT JOIN runs ru ON ru.id = r.run_id
     LEFT JOIN pipelines p ON p.id = ru.pipeline_id`,
   task: 'LEFT JOIN tasks t ON t.run_id = r.run_id AND t.task_key = r.task_key',
   seen: 'LEFT JOIN seen_urls s ON s.id = r.seen_id',
+  changes: `LEFT JOIN result_changes rc ON rc.run_id = r.run_id AND rc.task_key = r.task_key
+    AND rc.source = r.source AND rc.position = r.position`,
   media: ['screenshot:ms', 'audio:ma', 'video:mv']
     .map((pair) => {
       const [kind, a] = pair.split(':');
@@ -66,7 +86,14 @@ const RESULT_JOINS: Record<ColumnJoin, string> = {
     })
     .join('\n    '),
 };
-const JOIN_ORDER: readonly ColumnJoin[] = ['pipeline', 'task', 'seen', 'media'];
+const JOIN_ORDER: readonly ColumnJoin[] = [
+  'pipeline',
+  'task',
+  'seen',
+  'media',
+  'changes',
+  ...CONTENT_KINDS.map((kind) => `content:${kind}` as const),
+];
 
 /** The runs of a pipeline, for filters that use the results' and calls' run index. */
 const RUNS_OF_PIPELINE = `(SELECT ru2.id FROM runs ru2 JOIN pipelines p2 ON p2.id = ru2.pipeline_id
@@ -114,6 +141,10 @@ function resultsQuery(
   if (f.pipelineName !== undefined) where.push(`${runId} IN ${RUNS_OF_PIPELINE}`);
   if (f.sinceMs !== undefined) where.push('r.fetched_at >= @sinceMs');
   if (f.source !== undefined) where.push('r.source = @source');
+  if (f.onlyChanged) {
+    extraJoins.push('changes');
+    where.push("rc.status IN ('new', 'changed')");
+  }
   if (sinceRun) {
     extraJoins.push('pipeline', 'seen');
     where.push(
@@ -153,6 +184,38 @@ function callsQuery(columns: readonly ExportColumn[], f: ExportFilter): string {
     : '';
   const whereSql = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
   return `SELECT ${selectList(columns)}\nFROM calls c ${joins}\n${whereSql}\nORDER BY c.started_at, c.call_id`;
+}
+
+/**
+ * `--of changes`: each run's recorded results (`new`, `same`, `changed`) and the results its
+ * searches dropped, as one list `x`, in (run, search, source, position) order, dropped last.
+ */
+function changesQuery(columns: readonly ExportColumn[], f: ExportFilter): string {
+  const where: string[] = [];
+  if (f.runId !== undefined) where.push('x.run_id = @runId');
+  if (f.pipelineName !== undefined) where.push(`x.run_id IN ${RUNS_OF_PIPELINE}`);
+  if (f.sinceMs !== undefined) where.push('ru.created_at >= @sinceMs');
+  const whereSql = where.length > 0 ? `WHERE ${where.join(' AND ')}` : '';
+  return `SELECT ${selectList(columns)}
+FROM (
+  SELECT c.run_id, c.run_id AS task_run, c.task_key, c.source, c.position, r.url, r.title,
+    c.search_key, c.status, c.previous_position, c.content_hash, c.previous_hash,
+    c.last_changed_run
+  FROM result_changes c
+    JOIN results r ON r.run_id = c.run_id AND r.task_key = c.task_key AND r.source = c.source
+      AND r.position = c.position
+  UNION ALL
+  SELECT d.run_id, cr2.baseline_run_id, d.previous_task_key, d.source, NULL, d.url, r.title,
+    d.search_key, 'dropped', d.previous_position, NULL, d.previous_hash, NULL
+  FROM dropped_results d
+    JOIN change_runs cr2 ON cr2.run_id = d.run_id
+    LEFT JOIN results r ON r.run_id = cr2.baseline_run_id AND r.task_key = d.previous_task_key
+      AND r.source = d.source AND r.position = d.previous_position
+) x
+LEFT JOIN change_runs cr ON cr.run_id = x.run_id
+LEFT JOIN runs ru ON ru.id = x.run_id LEFT JOIN pipelines p ON p.id = ru.pipeline_id
+${whereSql}
+ORDER BY x.run_id, x.search_key, x.source, x.position IS NULL, x.position, x.previous_position`;
 }
 
 function tasksQuery(columns: readonly ExportColumn[], f: ExportFilter): string {
@@ -274,7 +337,9 @@ export function buildExportQuery(
       ? resultsQuery(columns, filter)
       : filter.kind === 'calls'
         ? callsQuery(columns, filter)
-        : tasksQuery(columns, filter);
+        : filter.kind === 'changes'
+          ? changesQuery(columns, filter)
+          : tasksQuery(columns, filter);
   return { columns: chosen, sql, params, pages: resultPages(columns, filter) };
 }
 

@@ -18,7 +18,7 @@ describe('schema messages', () => {
     expect(messages(text)).toMatchInlineSnapshot(`
       [
         "p.yaml:1:7 name: name must be a slug: lowercase letters and digits, words joined by single hyphens (received "Bad Name")",
-        "p.yaml:2:1 descripton: unknown key "descripton"; did you mean "description"? (received "descripton"; allowed "name", "description", "defaults", "searches", "budget", "schedule", "media" or "run")",
+        "p.yaml:2:1 descripton: unknown key "descripton"; did you mean "description"? (received "descripton"; allowed "name", "description", "defaults", "searches", "budget", "schedule", "media", "run" or "retention")",
         "p.yaml:5:5 searches[0].limt: unknown key "limt"; did you mean "limit"? (received "limt"; allowed "id", "tags", "matrix", "query", "limit", "sources", "categories", "includeDomains", "excludeDomains", "tbs", "location", "country", "safe", "timeout", "ignoreInvalidURLs", "highlights", "enterprise", "scrapeOptions" or "threatProtection")",
         "p.yaml:7:17 searches[0].scrapeOptions.formats[0]: not an allowed value; did you mean "markdown"? (received "markdwn"; allowed "markdown", "summary", "html", "rawHtml", "links", "images", "branding", "product", "menu", "screenshot", "json", "changeTracking", "audio" or "video")",
         "p.yaml:7:54 searches[0].scrapeOptions.formats[1].quality: too small (received 0; allowed at least 1)",

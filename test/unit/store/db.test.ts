@@ -18,17 +18,25 @@ describe('openStore', () => {
     try {
       expect(db.pragma('user_version', { simple: true })).toBe(SCHEMA_VERSION);
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      // A new file gives pages freed by `harvest prune` back (src/store/db.ts).
+      expect(db.pragma('auto_vacuum', { simple: true })).toBe(2);
       const tables = db
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .pluck()
         .all();
       expect(tables).toEqual([
         'calls',
+        'change_runs',
+        'contents',
+        'dropped_results',
         'media',
         'notification_attempts',
         'notifications',
         'pipelines',
+        'pruned_costs',
+        'result_changes',
         'results',
+        'retention_due',
         'run_counts',
         'run_estimates',
         'run_media',
