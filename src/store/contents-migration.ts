@@ -10,7 +10,8 @@
  * such a write, saying why, so its records stay queued until it is restarted.
  */
 import type { Database } from 'better-sqlite3';
-import { CONTENT_COLUMNS, CONTENT_KINDS, createContentWriter, splitItem } from './contents.ts';
+import { CONTENT_COLUMNS, createContentWriter } from './contents.ts';
+import { resultColumns } from './results.ts';
 
 const OLD_LAYOUT = `NEW.markdown IS NOT NULL OR NEW.html IS NOT NULL OR NEW.raw_html IS NOT NULL
     OR NEW.links_json IS NOT NULL OR NEW.metadata_json IS NOT NULL`;
@@ -66,9 +67,10 @@ export function convertContents(db: Database, note: ConversionNote): void {
      FROM results WHERE rowid > ? ORDER BY rowid LIMIT ?`,
   );
   const hashes = Object.values(CONTENT_COLUMNS);
+  const updated = [...hashes, 'changeHash'];
   const update = db.prepare(
     `UPDATE results SET markdown = NULL, html = NULL, raw_html = NULL, links_json = NULL,
-       metadata_json = NULL, item_json = @itemJson,
+       metadata_json = NULL, item_json = @itemJson, change_hash = @changeHash,
        ${hashes.map((c) => `${c} = @${c}`).join(', ')}
      WHERE rowid = @id`,
   );
@@ -86,13 +88,14 @@ export function convertContents(db: Database, note: ConversionNote): void {
     const rows = page.all(lastId, BATCH_ROWS);
     if (rows.length === 0) break;
     for (const row of rows) {
-      const { itemJson, texts } = splitItem(JSON.parse(row.item) as Record<string, unknown>);
-      const refs: Record<string, Buffer | null> = {};
-      for (const kind of CONTENT_KINDS) {
-        const text = texts[kind];
-        refs[CONTENT_COLUMNS[kind]] = text === undefined ? null : writer.put(text);
-      }
-      update.run({ id: row.id, itemJson, ...refs });
+      const item = JSON.parse(row.item) as Record<string, unknown>;
+      const columns = resultColumns(item, writer);
+      const itemJson = columns.itemJson as string;
+      update.run({
+        id: row.id,
+        itemJson,
+        ...Object.fromEntries(updated.map((c) => [c, columns[c]])),
+      });
       before += row.bytes;
       itemsAfter += Buffer.byteLength(itemJson);
       lastId = row.id;

@@ -3,6 +3,7 @@
  * outputs of an answer item) stored once per distinct value, keyed by the hash of its text,
  * compressed. Result rows reference it by `*_hash` columns; `item_json` keeps the rest of the
  * item, with a `0` in place of each value stored here, so the item is restored key for key.
+ * Short values stay in `item_json` ({@link STORE_FROM_CHARS}).
  *
  * Codecs, one tag per value: 0 the UTF-8 text as it is (short values, and values that do not
  * shrink), 1 brotli, 2 zstd. zstd where the runtime has it (node:zlib from Node 22.15 and
@@ -30,10 +31,10 @@ const zstd = zlib as typeof zlib & {
 export const WRITE_CODEC = zstd.zstdCompressSync ? CODEC_ZSTD : CODEC_BROTLI;
 
 /**
- * Values shorter than this are stored as they are: each compression has a fixed cost (about
- * 25 µs), which a value this short does not repay in bytes.
+ * Values shorter than this are stored as they are: each compression and decompression has a
+ * fixed cost (about 25 µs), which a value this short does not repay in bytes.
  */
-const COMPRESS_FROM_BYTES = 512;
+const COMPRESS_FROM_BYTES = 4096;
 /**
  * Brotli quality 1: on prose and markup it compresses to about 0.37 of the text at about
  * 1.5 × the speed of quality 3 (0.35), keeping the writer's CPU per search low.
@@ -95,9 +96,17 @@ function contentText(key: string, value: unknown): string | undefined {
 }
 
 /**
+ * Values shorter than this (in characters) stay in `item_json`: a reference and its index entry
+ * cost about as many bytes, and a lookup in `contents` more CPU than writing such a value with
+ * its row. Real pages (markdown of 10 KB and more) are all stored once.
+ */
+export const STORE_FROM_CHARS = 1024;
+
+/**
  * Splits an API item into what `item_json` keeps and the content texts: markdown, html,
  * rawHtml (strings), links (an array) and metadata (an object) each a value of its own; every
- * other key but the listing fields together in `extra`, a JSON object.
+ * other key but the listing fields together in `extra`, a JSON object. A value (or `extra`)
+ * shorter than {@link STORE_FROM_CHARS} stays in the item as it is.
  */
 export function splitItem(item: Record<string, unknown>): SplitItem {
   // Without a prototype, a `__proto__` key is kept as a key like any other.
@@ -106,19 +115,41 @@ export function splitItem(item: Record<string, unknown>): SplitItem {
   let extra: Record<string, unknown> | undefined;
   for (const [key, value] of Object.entries(item)) {
     const text = contentText(key, value);
-    if (text !== undefined) {
+    if (text !== undefined && text.length >= STORE_FROM_CHARS) {
       texts[key as ContentKind] = text;
       kept[key] = 0;
-    } else if (LISTING_KEYS.has(key) || key in CONTENT_COLUMNS || value === undefined) {
-      kept[key] = value;
     } else {
-      extra ??= Object.create(null) as Record<string, unknown>;
-      extra[key] = value;
-      kept[key] = 0;
+      kept[key] = value;
+      if (text === undefined && !LISTING_KEYS.has(key) && !(key in CONTENT_COLUMNS)) {
+        if (value !== undefined) {
+          extra ??= Object.create(null) as Record<string, unknown>;
+          extra[key] = value;
+        }
+      }
     }
   }
-  if (extra !== undefined) texts.extra = JSON.stringify(extra);
+  if (extra !== undefined) {
+    const text = JSON.stringify(extra);
+    if (text.length >= STORE_FROM_CHARS) {
+      texts.extra = text;
+      // Overwriting a key keeps its place: the item is restored key for key.
+      for (const key of Object.keys(extra)) kept[key] = 0;
+    }
+  }
   return { itemJson: JSON.stringify(kept), texts };
+}
+
+/** The texts of `kinds` an item carries, as `splitItem` reads them, whatever their length. */
+export function splitItemTexts(
+  item: Record<string, unknown>,
+  kinds: readonly ContentKind[],
+): ContentTexts {
+  const texts: ContentTexts = {};
+  for (const kind of kinds) {
+    const text = contentText(kind, item[kind]);
+    if (text !== undefined) texts[kind] = text;
+  }
+  return texts;
 }
 
 /** The item's JSON as the API sent it, from `item_json` and its content texts. */

@@ -467,6 +467,8 @@ export const MIGRATIONS: readonly string[] = [
   // hash, and how it compares with the same search in the baseline run (the pipeline's previous
   // completed run). dropped_results: the baseline's results its search no longer answered.
   // change_runs: which run each run was compared with, when, and the counts.
+  // results.change_hash: each result's content hash, written with it (filled for the rows
+  // written before by migration 14's conversion, which reads their content anyway).
   `
   CREATE TABLE change_runs (
     run_id          TEXT    PRIMARY KEY,
@@ -506,6 +508,8 @@ export const MIGRATIONS: readonly string[] = [
     previous_hash     TEXT    NOT NULL,
     PRIMARY KEY (run_id, search_key, source, url)
   ) WITHOUT ROWID;
+
+  ALTER TABLE results ADD COLUMN change_hash TEXT;
   `,
   // 14: contents, scraped content stored once per distinct value, compressed, referenced from
   // results by *_hash columns; item_json keeps the rest of the item. The old content columns

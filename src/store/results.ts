@@ -7,6 +7,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { HarvestError } from '../errors.ts';
 import type { ResultSource, ResultsEvent } from '../events/store.ts';
+import { contentHash, type StoredHashes } from './changes/content-hash.ts';
 import {
   CONTENT_COLUMNS,
   CONTENT_KINDS,
@@ -17,6 +18,7 @@ import {
   createContentWriter,
   restoreItemJson,
   splitItem,
+  splitItemTexts,
 } from './contents.ts';
 
 export interface ResultRow {
@@ -78,6 +80,18 @@ export interface ResultsTable {
    * other statements on the same store while iterating (open a second, read-only store).
    */
   iterate(filter?: ResultFilter): IterableIterator<ResultRow>;
+  /** A run's rows as the change classification reads them: no content, only its hash. */
+  changeRows(runId: string): ChangeRow[];
+}
+
+/** A result as `changeRows` gives it. */
+export interface ChangeRow {
+  taskKey: string;
+  source: ResultSource;
+  position: number;
+  url: string | null;
+  /** The content hash (./changes/content-hash.ts), computed when the row was written. */
+  changeHash: string;
 }
 
 /** The alias of each content kind's row of `contents`, joined to the result `r`. */
@@ -113,15 +127,26 @@ function toResultRow(stored: StoredRow): ResultRow {
     if (!key.startsWith('content_')) row[key] = value;
     else if (value !== null) texts[key.slice('content_'.length) as ContentKind] = value as string;
   }
+  const itemJson = restoreItemJson(stored.itemJson, texts);
+  const inline = inlineTexts(itemJson, texts);
   return {
     ...(row as Omit<ResultRow, 'markdown'>),
-    markdown: texts.markdown ?? null,
-    html: texts.html ?? null,
-    rawHtml: texts.rawHtml ?? null,
-    linksJson: texts.links ?? null,
-    metadataJson: texts.metadata ?? null,
-    itemJson: restoreItemJson(stored.itemJson, texts),
+    markdown: texts.markdown ?? inline.markdown ?? null,
+    html: texts.html ?? inline.html ?? null,
+    rawHtml: texts.rawHtml ?? inline.rawHtml ?? null,
+    linksJson: texts.links ?? inline.links ?? null,
+    metadataJson: texts.metadata ?? inline.metadata ?? null,
+    itemJson,
   };
+}
+
+const ROW_KINDS = ['markdown', 'html', 'rawHtml', 'links', 'metadata'] as const;
+
+/** The short values a row keeps in its item (not in `contents`), as `splitItem` reads them. */
+function inlineTexts(itemJson: string, stored: ContentTexts): ContentTexts {
+  const missing = ROW_KINDS.filter((k) => stored[k] === undefined && itemJson.includes(`"${k}":`));
+  if (missing.length === 0) return {};
+  return splitItemTexts(JSON.parse(itemJson) as Record<string, unknown>, missing);
 }
 
 function* toResultRows(rows: IterableIterator<StoredRow>): IterableIterator<ResultRow> {
@@ -153,12 +178,24 @@ export function resultColumns(
     videoUrl: str(item.video),
     itemJson,
   };
+  const stored: StoredHashes = {};
   for (const kind of CONTENT_KINDS) {
     const text = texts[kind];
-    row[CONTENT_COLUMNS[kind]] = text === undefined ? null : contents.put(text);
+    const hash = text === undefined ? null : contents.put(text);
+    row[CONTENT_COLUMNS[kind]] = hash;
+    if (hash !== null && HASHED_BY_CONTENT.has(kind)) stored[kind] = hash;
   }
+  row.changeHash = contentHash(item, stored);
   return row;
 }
+
+/** Content kinds whose stored hash stands for their text in a result's change hash. */
+const HASHED_BY_CONTENT: ReadonlySet<ContentKind> = new Set([
+  'markdown',
+  'html',
+  'rawHtml',
+  'links',
+]);
 
 /** The statements of the results table, prepared once per connection. */
 function prepareResultStatements(db: Database) {
@@ -180,10 +217,10 @@ function prepareResultStatements(db: Database) {
     upsert: db.prepare<Record<string, string | number | Buffer | null>>(
       `INSERT INTO results (run_id, task_key, source, position, url, title, description, category,
          screenshot_url, audio_url, video_url, item_json, search_id, call_id, first_seen_at,
-         fetched_at, seen_id, ${HASH_COLUMNS.join(', ')})
+         fetched_at, seen_id, change_hash, ${HASH_COLUMNS.join(', ')})
        VALUES (@runId, @taskKey, @source, @position, @url, @title, @description, @category,
          @screenshotUrl, @audioUrl, @videoUrl, @itemJson, @searchId, @callId, @firstSeenAt,
-         @fetchedAt, @seenId, ${HASH_COLUMNS.map((c) => `@${c}`).join(', ')})
+         @fetchedAt, @seenId, @changeHash, ${HASH_COLUMNS.map((c) => `@${c}`).join(', ')})
        ON CONFLICT (run_id, task_key, source, position) DO UPDATE SET
          url = excluded.url, title = excluded.title, description = excluded.description,
          category = excluded.category, screenshot_url = excluded.screenshot_url,
@@ -191,7 +228,7 @@ function prepareResultStatements(db: Database) {
          item_json = excluded.item_json, search_id = excluded.search_id, call_id = excluded.call_id,
          first_seen_at = excluded.first_seen_at,
          fetched_at = excluded.fetched_at,
-         seen_id = excluded.seen_id,
+         seen_id = excluded.seen_id, change_hash = excluded.change_hash,
          ${HASH_COLUMNS.map((c) => `${c} = excluded.${c}`).join(', ')}`,
     ),
     // When the task first answered each URL it holds (a later answer may move a URL to another
@@ -204,6 +241,10 @@ function prepareResultStatements(db: Database) {
       'DELETE FROM results WHERE run_id = ? AND task_key = ? AND fetched_at < ?',
     ),
     count: db.prepare<[string], number>('SELECT COUNT(*) FROM results WHERE run_id = ?').pluck(),
+    changeRows: db.prepare<[string], ChangeRow>(
+      `SELECT task_key AS taskKey, source, position, url, change_hash AS changeHash
+       FROM results WHERE run_id = ? ORDER BY task_key, source, position`,
+    ),
     ofTask: db.prepare<[string, string], StoredRow>(
       `SELECT ${COLUMNS} FROM results r ${CONTENT_JOINS}
        WHERE r.run_id = ? AND r.task_key = ? ${ORDER}`,
@@ -288,5 +329,6 @@ export function createResultsTable(db: Database): ResultsTable {
     count: (runId) => s.count.get(runId) ?? 0,
     forTask: (runId, taskKey) => s.ofTask.all(runId, taskKey).map(toResultRow),
     iterate: (filter = {}) => pickRows(s, filter),
+    changeRows: (runId) => s.changeRows.all(runId),
   };
 }

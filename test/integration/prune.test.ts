@@ -104,7 +104,9 @@ function seedMediaRuns(
       maxBytes: 1000,
       marginMaxMs: 300_000,
     });
-    const markdown = i === 0 ? '# only in run 1' : '# the same page in runs 2 and 3';
+    // Long enough to be stored in contents (STORE_FROM_CHARS), not kept in the row.
+    const page = (title: string) => `${title}\n\n${'A paragraph of the page. '.repeat(60)}`;
+    const markdown = i === 0 ? page('# only in run 1') : page('# the same page in runs 2 and 3');
     const results = resultsEvent(runId, 't0', [webItem(1, { screenshot: signed, markdown })], {
       fetchedAt: at + 1000,
     });
@@ -192,7 +194,7 @@ describe('harvest prune', () => {
     expect(fs.existsSync(path.join(dataDir, files.b.path))).toBe(true);
     const kept = [...s.iterateResults(runIds[2]!)];
     expect(kept).toHaveLength(1);
-    expect(kept[0]?.markdown).toBe('# the same page in runs 2 and 3');
+    expect(kept[0]?.markdown).toMatch(/^# the same page in runs 2 and 3\n/);
     expect(s.media.ofRun(runIds[2]!)).toHaveLength(1);
   });
 

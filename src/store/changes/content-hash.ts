@@ -11,9 +11,12 @@
  * - An item without any scraped field (a search that asked for no formats) is identified by its
  *   title, description or snippet and image URL, so such pipelines still see a listing change.
  * - Normalised: object keys are sorted (key order is not content); strings are hashed exactly as
- *   sent.
+ *   sent. Markdown, html, rawHtml and links, stored once in `contents` (../contents.ts), take
+ *   part by their stored hash (the SHA-256 of their text), so the hash costs no second pass over
+ *   a page's bytes.
  *
- * The hash: the first 64 bits of SHA-256, as 16 hex characters.
+ * The hash: the first 64 bits of SHA-256, as 16 hex characters. It is computed when a result is
+ * written (`results.change_hash`), so classifying a run reads no content.
  */
 import { hash } from 'node:crypto';
 import { canonicalJson } from '../../contract/canonical-json.ts';
@@ -40,13 +43,17 @@ const LISTING_FIELDS = ['title', 'description', 'snippet', 'imageUrl'] as const;
 /** Hex characters kept of the SHA-256. */
 export const CONTENT_HASH_HEX_CHARS = 16;
 
-/**
- * The content hash of an item, given as a reader of its fields (so a stored row can answer
- * without its whole item being parsed).
- */
-export function contentHash(field: (name: string) => unknown): string {
+/** The hashes of an item's values stored in `contents`, by field. */
+export type StoredHashes = Partial<Record<string, Buffer>>;
+
+/** The content hash of an item, whose values in `stored` take part by their stored hash. */
+export function contentHash(item: Record<string, unknown>, stored: StoredHashes = {}): string {
+  const field = (name: string) => item[name];
   let text = '';
-  for (const name of CONTENT_FIELDS) text += part(name, field(name));
+  for (const name of CONTENT_FIELDS) {
+    const hashed = stored[name];
+    text += hashed === undefined ? part(name, field(name)) : `${name}#${hashed.toString('hex')}\n`;
+  }
   if (text === '') {
     text = 'listing\n';
     for (const name of LISTING_FIELDS) text += part(name, field(name));

@@ -22,7 +22,7 @@ export type Changes = ChangeRecorder & ChangeReader & ChangeHistory & ChangeCont
 
 export function createChanges(
   db: Database,
-  t: { runs: Pick<RunsTable, 'get'>; results: Pick<ResultsTable, 'iterate' | 'forTask'> },
+  t: { runs: Pick<RunsTable, 'get'>; results: Pick<ResultsTable, 'changeRows' | 'forTask'> },
   now: Clock,
 ): Changes {
   const recorder = createChangeRecorder(db, t, now);

@@ -4,7 +4,8 @@
  * dropped_results and change_runs, so reading a run's changes is a read of those rows. A run
  * is recorded again when it finished again since (resumed). The baseline's side comes from its
  * own recorded rows; a baseline not recorded (a run from before this schema) is read from its
- * content instead, so recording one run never walks a pipeline's whole history.
+ * result rows' content hashes instead, so recording one run never walks a pipeline's whole
+ * history.
  */
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../clock.ts';
@@ -105,7 +106,7 @@ function prepare(db: Database) {
 
 export function createChangeRecorder(
   db: Database,
-  t: { runs: Pick<RunsTable, 'get'>; results: Pick<ResultsTable, 'iterate'> },
+  t: { runs: Pick<RunsTable, 'get'>; results: Pick<ResultsTable, 'changeRows'> },
   now: Clock,
 ): ChangeRecorder {
   const s = prepare(db);
@@ -141,7 +142,7 @@ export function createChangeRecorder(
     });
   });
 
-  /** The baseline's results: its recorded rows, or, when it is not recorded, its content. */
+  /** The baseline's results: its recorded rows, or, when it is not recorded, its result rows. */
   const baselineRows = (baselineRunId: string): BaselineObservation[] => {
     const baseline = t.runs.get(baselineRunId);
     if (baseline !== undefined && upToDate(baseline)) return s.observations.all(baselineRunId);

@@ -80,9 +80,33 @@ export const CONTENT_ALIASES: Record<ContentKind, string> = {
   extra: 'xextra',
 };
 
-/** The text of a content kind, and the join it needs. */
+/** The JSON type `splitItem` stores of each kind (a value of another type stays in the item). */
+const INLINE_TYPE: Record<Exclude<ContentKind, 'extra'>, string> = {
+  markdown: 'text',
+  html: 'text',
+  rawHtml: 'text',
+  links: 'array',
+  metadata: 'object',
+};
+
+/**
+ * A short value kept in the item (`STORE_FROM_CHARS`), read only where the item has the key: a
+ * row with nothing to read costs a substring search, not a parse of its item.
+ */
+function inline(kind: Exclude<ContentKind, 'extra'>): string {
+  const path = `'$.${kind}'`;
+  return `CASE WHEN instr(${ITEM}, '"${kind}":') > 0 AND json_type(${ITEM}, ${path}) = '${INLINE_TYPE[kind]}'
+    THEN json_extract(${ITEM}, ${path}) END`;
+}
+
+/**
+ * The text of a content kind, and the join it needs: stored in `contents`, or kept in the item.
+ * The item's other outputs (`extra`) kept in the item are its own keys, so the item stands in.
+ */
 function content(kind: ContentKind): { sql: string; joins: ColumnJoin[] } {
-  return { sql: contentSql(CONTENT_ALIASES[kind]), joins: [`content:${kind}`] };
+  const stored = contentSql(CONTENT_ALIASES[kind]);
+  const kept = kind === 'extra' ? ITEM : inline(kind);
+  return { sql: `COALESCE(${stored}, ${kept})`, joins: [`content:${kind}`] };
 }
 
 const META = content('metadata');

@@ -9,6 +9,7 @@ import {
   deleteUnreferencedContents,
   encodeContent,
   restoreItemJson,
+  STORE_FROM_CHARS,
   splitItem,
 } from '../../../src/store/contents.ts';
 import { resultsEvent, seedRun, useTempStores, webItem } from './helpers.ts';
@@ -39,29 +40,41 @@ function countContents(file: string): number {
 }
 
 describe('splitItem and restoreItemJson', () => {
-  it('keep the listing fields in item_json and give back the item key for key', () => {
+  it('keep the listing fields and short values in item_json and give back the item key for key', () => {
     const item = { position: 3, ...scraped(1), markdown: null, odd: [1, { a: 2 }] };
     const { itemJson, texts } = splitItem(item);
     expect(JSON.parse(itemJson)).toEqual({
-      position: 3,
-      url: 'https://example.com/page-1',
-      title: 'Page 1',
-      description: 'About page 1',
-      markdown: null,
+      ...item,
       html: 0,
       rawHtml: 0,
+    });
+    expect(Object.keys(texts).sort()).toEqual(['html', 'rawHtml']);
+    expect(restoreItemJson(itemJson, texts)).toBe(JSON.stringify(item));
+  });
+
+  it('store long links, metadata and other outputs, the others together as one value', () => {
+    const long = 'x'.repeat(STORE_FROM_CHARS);
+    const item = { ...scraped(1), links: [long], metadata: { long }, summary: long, odd: 1 };
+    const { itemJson, texts } = splitItem(item);
+    expect(JSON.parse(itemJson)).toMatchObject({
       links: 0,
       metadata: 0,
       summary: 0,
       json: 0,
-      screenshot: 'https://media.example/s1.png',
       odd: 0,
     });
-    expect(Object.keys(texts).sort()).toEqual(['extra', 'html', 'links', 'metadata', 'rawHtml']);
+    expect(Object.keys(texts).sort()).toEqual([
+      'extra',
+      'html',
+      'links',
+      'markdown',
+      'metadata',
+      'rawHtml',
+    ]);
     expect(JSON.parse(texts.extra ?? '')).toEqual({
-      summary: 'Summary of page 1',
+      summary: long,
       json: { facts: [1, 'x'] },
-      odd: [1, { a: 2 }],
+      odd: 1,
     });
     expect(restoreItemJson(itemJson, texts)).toBe(JSON.stringify(item));
   });
@@ -138,10 +151,10 @@ describe('contents in the store', () => {
       expect(deleteUnreferencedContents(db)).toEqual({ rows: 0, bytes: 0 });
       db.prepare('DELETE FROM results WHERE run_id = ?').run(a.runId);
       const removed = deleteUnreferencedContents(db);
-      // Page 1's html, links, metadata and extra; its markdown and raw html are page 2's too.
-      expect(removed.rows).toBe(4);
+      // Page 1's html; its markdown and raw html are page 2's too, its short values in its row.
+      expect(removed.rows).toBe(1);
       expect(removed.bytes).toBeGreaterThan(0);
-      expect(countContents(store.path)).toBe(all - 4);
+      expect(countContents(store.path)).toBe(all - 1);
     } finally {
       db.close();
     }

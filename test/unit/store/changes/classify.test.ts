@@ -48,7 +48,7 @@ describe('classify', () => {
 });
 
 describe('contentHash', () => {
-  const of = (item: Record<string, unknown>) => contentHash((name) => item[name]);
+  const of = (item: Record<string, unknown>) => contentHash(item);
 
   it('hashes the scraped content, not the listing nor signed URLs nor metadata', () => {
     const base = { markdown: '# a', links: ['x'], title: 'T', screenshot: 'https://s/1' };
@@ -58,6 +58,15 @@ describe('contentHash', () => {
     );
     expect(of({ ...base, markdown: '# b' })).not.toBe(of(base));
     expect(of({ ...base, json: { b: 1, a: 2 } })).toBe(of({ ...base, json: { a: 2, b: 1 } }));
+  });
+
+  it('takes a stored value by its stored hash: the same text, the same hash either way', () => {
+    const stored = { markdown: Buffer.alloc(16, 1) };
+    const item = { markdown: '# a' };
+    expect(contentHash(item, stored)).toBe(contentHash({ markdown: '# other' }, stored));
+    expect(contentHash(item, stored)).not.toBe(
+      contentHash(item, { markdown: Buffer.alloc(16, 2) }),
+    );
   });
 
   it('falls back to the listing when nothing was scraped', () => {
