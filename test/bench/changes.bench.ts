@@ -146,7 +146,7 @@ async function main(): Promise<void> {
     ],
     ['setup (two runs written)', `${fixed(setupMs / 1000, 1)} s`],
     ['last batch + recording at run end', `${fixed(recordMs / 1000, 2)} s`],
-    ["recording alone (reads the run's content)", `${fixed(recordAloneMs / 1000, 2)} s`],
+    ["recording alone (the run's rows and content hashes)", `${fixed(recordAloneMs / 1000, 2)} s`],
     ['report (fresh process)', `${fixed(report.ms / 1000, 2)} s`, mb(report.peakKb)],
     ['harvest changes (whole command)', `${fixed(cliSeconds ?? 0, 2)} s`, mb(cliKb)],
     [
