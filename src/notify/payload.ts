@@ -3,7 +3,7 @@
  * to the pipeline (URLs it saw for the first time in this run), and what changed since the
  * pipeline's previous completed run (src/store/changes/), read from SQLite.
  */
-import type { ChangedResult, Store } from '../store/index.ts';
+import type { ChangeCounts, ChangedResult, Store } from '../store/index.ts';
 
 export const NOTIFY_EVENT = 'run.finished';
 
@@ -32,14 +32,7 @@ export interface ChangeItem {
 export interface ChangeLists {
   /** The run compared with (the pipeline's previous completed run); null when none. */
   baselineRunId: string | null;
-  counts: {
-    new: number;
-    same: number;
-    changed: number;
-    dropped: number;
-    movedUp: number;
-    movedDown: number;
-  };
+  counts: Omit<ChangeCounts, 'results'>;
   /** At most `maxNewResults` results per list; `truncated` says when a list had more. */
   new: ChangeItem[];
   dropped: ChangeItem[];

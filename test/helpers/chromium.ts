@@ -5,7 +5,7 @@
 import { accessSync, constants, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type BrowserContext, chromium } from 'playwright-core';
+import { type BrowserContext, chromium, type Page } from 'playwright-core';
 
 export const CHROMIUM_PATH = '/usr/bin/chromium';
 
@@ -57,4 +57,31 @@ export async function launchChromium(viewport = { width: 1280, height: 800 }): P
     rmSync(profile, { recursive: true, force: true });
     throw error;
   }
+}
+
+/** A page of a report file as rendered, with what it logged and what it asked for. */
+export interface RenderedReport {
+  page: Page;
+  /** Console errors and warnings, and uncaught page errors. */
+  problems: string[];
+  /** Every URL the page requested, itself first. */
+  requests: string[];
+}
+
+/**
+ * Opens `file` in `browser` and waits for the report to say it has rendered
+ * (`body[data-rendered="true"]`), recording its console problems and requests meanwhile.
+ */
+export async function openReport(browser: Browser, file: string): Promise<RenderedReport> {
+  const page = browser.context.pages()[0] ?? (await browser.context.newPage());
+  const problems: string[] = [];
+  const requests: string[] = [];
+  page.on('console', (m) => {
+    if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('request', (r) => requests.push(r.url()));
+  await page.goto(`file://${file}`);
+  await page.waitForSelector('body[data-rendered="true"]', { timeout: 10_000 });
+  return { page, problems, requests };
 }

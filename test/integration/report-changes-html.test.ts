@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { runChangeReport } from '../../src/report/changes/run-report.ts';
 import { openStore } from '../../src/store/index.ts';
 import { clock, runWith } from '../helpers/changes-fixture.ts';
-import { chromiumMissing, launchChromium } from '../helpers/chromium.ts';
+import { chromiumMissing, launchChromium, openReport } from '../helpers/chromium.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { tempDir } from '../helpers/tmp.ts';
 
@@ -52,16 +52,7 @@ describe.skipIf(missing !== undefined)('HTML changes report in Chromium', () => 
 
     const browser = await launchChromium({ width: 1280, height: 900 });
     defer(() => browser.close());
-    const page = browser.context.pages()[0] ?? (await browser.context.newPage());
-    const problems: string[] = [];
-    const requests: string[] = [];
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('request', (r) => requests.push(r.url()));
-    await page.goto(`file://${file}`);
-    await page.waitForSelector('body[data-rendered="true"]', { timeout: 10_000 });
+    const { page, problems, requests } = await openReport(browser, file);
 
     // Runs in the page: each chart's runs, lines and how much of its canvas is painted.
     const charts = await page.evaluate(() => {

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCostReport } from '../../src/report/costs/run-report.ts';
 import { openStore } from '../../src/store/index.ts';
-import { chromiumMissing, launchChromium } from '../helpers/chromium.ts';
+import { chromiumMissing, launchChromium, openReport } from '../helpers/chromium.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { seedCostFixture } from '../helpers/cost-fixture.ts';
 import { tempDir } from '../helpers/tmp.ts';
@@ -39,17 +39,7 @@ describe.skipIf(missing !== undefined)('HTML cost report in Chromium', () => {
 
     const browser = await launchChromium({ width: 1280, height: 900 });
     defer(() => browser.close());
-    const { context } = browser;
-    const page = context.pages()[0] ?? (await context.newPage());
-    const problems: string[] = [];
-    const requests: string[] = [];
-    page.on('console', (m) => {
-      if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('request', (r) => requests.push(r.url()));
-    await page.goto(`file://${file}`);
-    await page.waitForSelector('body[data-rendered="true"]', { timeout: 10_000 });
+    const { page, problems, requests } = await openReport(browser, file);
 
     // Runs in the page (no DOM types here): each chart's canvas and how much of it is painted.
     const charts = await page.evaluate(() => {

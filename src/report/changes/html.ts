@@ -4,6 +4,7 @@
  * every network fetch. Per search, a chart of the rank of its top results over the last runs;
  * then the counts per search and the lists of the run's changes.
  */
+import { CHANGE_COUNT_NAMES } from '../../store/index.ts';
 import { chartJsSource, escapeHtml, scriptJson } from '../costs/html.ts';
 import type { ChangeReport } from './build.ts';
 import type { ChangeCharts } from './charts.ts';
@@ -39,16 +40,7 @@ const SCRIPT = `
   document.body.dataset.rendered = 'true';
 `;
 
-const COUNTS = [
-  'results',
-  'new',
-  'same',
-  'changed',
-  'dropped',
-  'movedUp',
-  'movedDown',
-  'credits',
-] as const;
+const COUNTS = [...CHANGE_COUNT_NAMES, 'credits'] as const;
 
 function countsTable(report: ChangeReport): string {
   const head = `<tr><th>search</th>${COUNTS.map((c) => `<th class="num">${c}</th>`).join('')}</tr>`;

@@ -47,15 +47,18 @@ export interface DroppedResult {
   previousHash: string;
 }
 
-export interface ChangeCounts {
-  results: number;
-  new: number;
-  same: number;
-  changed: number;
-  dropped: number;
-  movedUp: number;
-  movedDown: number;
-}
+/** The counts of a run's changes, in the order reports show them. */
+export const CHANGE_COUNT_NAMES = [
+  'results',
+  'new',
+  'same',
+  'changed',
+  'dropped',
+  'movedUp',
+  'movedDown',
+] as const;
+
+export type ChangeCounts = Record<(typeof CHANGE_COUNT_NAMES)[number], number>;
 
 export interface Classification {
   results: ClassifiedResult[];

@@ -4,7 +4,13 @@
  * positions of any two runs (`--since-run`). Either way no content is read.
  */
 import type { Database } from 'better-sqlite3';
-import { type ChangeCounts, type ChangeStatus, classify, emptyCounts } from './classify.ts';
+import {
+  CHANGE_COUNT_NAMES,
+  type ChangeCounts,
+  type ChangeStatus,
+  classify,
+  emptyCounts,
+} from './classify.ts';
 import type { ChangeRecorder } from './record.ts';
 import { searchKey, searchLabel } from './search-key.ts';
 
@@ -133,16 +139,6 @@ function searchInfo(
 
 type SearchCounts = ChangeCounts & { searchKey: string };
 
-const COUNT_NAMES = [
-  'results',
-  'new',
-  'same',
-  'changed',
-  'dropped',
-  'movedUp',
-  'movedDown',
-] as const;
-
 /** What one row adds to its search's counts. */
 function countsOfRow(r: ChangedResult): SearchCounts {
   const counts: SearchCounts = { searchKey: r.searchKey, ...emptyCounts() };
@@ -166,7 +162,7 @@ function tally(given: Iterable<SearchCounts>, info: ReturnType<typeof searchInfo
       search = searchRow(c.searchKey, info);
       bySearch.set(c.searchKey, search);
     }
-    for (const name of COUNT_NAMES) {
+    for (const name of CHANGE_COUNT_NAMES) {
       search[name] += c[name];
       totals[name] += c[name];
     }
