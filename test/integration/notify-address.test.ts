@@ -5,7 +5,6 @@
  * `schedule ls` on a URL that carries a token. Nothing here sends traffic outside loopback:
  * the metadata and NAT64 addresses are refused before any connection.
  */
-import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
 import { type AddressInfo, createServer as createTcpServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createWebhookAgent } from '../../jobs/runs/webhook-agent.ts';
@@ -14,6 +13,7 @@ import { sendNotification } from '../../src/notify/send.ts';
 import { useCleanup } from '../helpers/cleanup.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startHarness } from '../helpers/harness.ts';
+import { startMediaHost } from '../helpers/media-host.ts';
 import { applySchedule, runsQueue } from '../helpers/schedule.ts';
 
 const defer = useCleanup();
@@ -35,22 +35,12 @@ async function listener(host: string) {
 
 /** An HTTP receiver answering `status` with `body`; the requests it got. */
 async function receiver(status: number, body = '') {
-  const got: IncomingMessage[] = [];
-  const server = createHttpServer((req, res) => {
-    got.push(req);
+  const host = await startMediaHost('127.0.0.1', (req, res) => {
     req.resume();
     req.on('end', () => res.writeHead(status).end(body));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  defer(
-    () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(resolve);
-      }),
-  );
-  const { port } = server.address() as AddressInfo;
-  return { port, url: `http://127.0.0.1:${port}/hook`, got };
+  defer(() => host.close());
+  return { port: host.port, url: `${host.url}/hook`, got: host.requests };
 }
 
 /**
