@@ -59,7 +59,17 @@ export interface Tables {
   media: MediaTable;
 }
 
-export function createApplyEvents(db: Database, t: Tables): ApplyEvents {
+/**
+ * `applyEvents` on `db`. `finishing`, when given, runs last in the batch's transaction with the
+ * report (what changes `db.ts` records of the runs the batch finished). One transaction, not a
+ * transaction around this one: a nested one is a savepoint, under which SQLite copies every
+ * page a statement first writes to a sub-journal, which made each batch about half as fast.
+ */
+export function createApplyEvents(
+  db: Database,
+  t: Tables,
+  finishing?: (report: ApplyReport) => void,
+): ApplyEvents {
   const applyOne = eventApplier(t);
   const write = db.transaction((events: readonly StoreEvent[], report: ApplyReport) => {
     const runs = new Set<string>();
@@ -72,6 +82,7 @@ export function createApplyEvents(db: Database, t: Tables): ApplyEvents {
       if (t.runs.get(runId)?.status === 'queued') t.runs.setStatus(runId, 'running');
       t.runs.finishIfDone(runId);
     }
+    finishing?.(report);
   });
 
   return (input) => {

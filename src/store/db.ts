@@ -11,7 +11,7 @@ import path from 'node:path';
 import Sqlite, { type Database } from 'better-sqlite3';
 import { HarvestError } from '../errors.ts';
 import { statIfExists } from '../files.ts';
-import { type ApplyEvents, createApplyEvents } from './apply-events.ts';
+import { type ApplyEvents, type ApplyReport, createApplyEvents } from './apply-events.ts';
 import { type CallsTable, createCallsTable } from './calls.ts';
 import { type Changes, createChanges } from './changes/index.ts';
 import { type Clock, systemClock } from './clock.ts';
@@ -267,18 +267,15 @@ export function replacedError(file: string): HarvestError {
 }
 
 /**
- * `apply`, and the changes of each run the batch finished recorded in the same transaction, so
- * no reader sees a finished run without them. A failure there (its savepoint rolled back)
- * leaves the batch to commit: the changes are recorded when next asked for (`Changes.ensure`).
+ * Records the changes of each run a batch finished, in the batch's transaction, so no reader
+ * sees a finished run without them. A failure there (its savepoint rolled back) leaves the
+ * batch to commit: the changes are recorded when next asked for (`Changes.ensure`).
  */
 function recordingChanges(
-  db: Database,
-  apply: ApplyEvents,
   runs: RunsTable,
   changes: Pick<Changes, 'ensure'>,
-): ApplyEvents {
-  const applyAndRecord = db.transaction((events: readonly unknown[]) => {
-    const report = apply(events);
+): (report: ApplyReport) => void {
+  return (report) => {
     for (const runId of report.runsWithTaskChanges) {
       const status = runs.get(runId)?.status;
       if (status !== 'completed' && status !== 'failed') continue;
@@ -288,9 +285,7 @@ function recordingChanges(
         // Recorded again when asked for; the events are committed all the same.
       }
     }
-    return report;
-  });
-  return (events) => applyAndRecord.immediate(events);
+  };
 }
 
 /** Applies the missing migrations in one immediate transaction. */
@@ -391,7 +386,7 @@ function buildStore(
     applyEvents: sameFileOnly(
       file,
       replaced,
-      recordingChanges(db, createApplyEvents(db, tables), tables.runs, changes),
+      createApplyEvents(db, tables, recordingChanges(tables.runs, changes)),
     ),
     prune: createPruneTable(db),
     replaced,
