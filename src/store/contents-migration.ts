@@ -4,10 +4,10 @@
  * content moved to `contents` (once per distinct value), its old content columns emptied. Runs
  * inside `openStore`'s migration transaction, so a half-converted database never exists.
  *
- * The old columns (`markdown`, `html`, `raw_html`, `links_json`, `metadata_json`) stay, always
- * NULL: a harvest of the previous version still running against the file (a pool started
- * before the upgrade) would write its content there, where nothing reads it. Triggers refuse
- * such a write, saying why, so its records stay queued until it is restarted.
+ * The old columns (`markdown`, `html`, `raw_html`, `links_json`, `metadata_json`) are emptied
+ * here, guarded by triggers, and dropped with the triggers by migration 16: a harvest of a
+ * previous version still running against the file (a pool started before the upgrade) has its
+ * writes of results refused, so its records stay queued until it is restarted.
  */
 import type { Database } from 'better-sqlite3';
 import { CONTENT_COLUMNS, createContentWriter } from './contents.ts';

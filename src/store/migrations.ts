@@ -513,7 +513,7 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // 14: contents, scraped content stored once per distinct value, compressed, referenced from
   // results by *_hash columns; item_json keeps the rest of the item. The old content columns
-  // stay, NULL, guarded by triggers. The rows written before are converted by
+  // stay, NULL, guarded by triggers (until 16). The rows written before are converted by
   // ./contents-migration.ts, right after this schema change, in the same transaction.
   CONTENTS_MIGRATION,
   // 15: implausible credits. credits_max: the most the call's request could cost by the credit
@@ -524,6 +524,20 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE calls ADD COLUMN credits_max INTEGER;
   ALTER TABLE calls ADD COLUMN credits_anomaly INTEGER NOT NULL DEFAULT 0;
   CREATE INDEX calls_credits_anomaly ON calls (run_id) WHERE credits_anomaly = 1;
+  `,
+  // 16: the old content columns of results go, and with them the triggers that guarded them
+  // (a trigger runs as a program of its own for every row written: about 20 µs per result). A
+  // worker of a version before 14 still running against the file has its writes of results
+  // refused by SQLite itself (`table results has no column named markdown`), as the triggers
+  // refused them. DROP COLUMN rewrites every result row, once.
+  `
+  DROP TRIGGER results_old_layout_insert;
+  DROP TRIGGER results_old_layout_update;
+  ALTER TABLE results DROP COLUMN markdown;
+  ALTER TABLE results DROP COLUMN html;
+  ALTER TABLE results DROP COLUMN raw_html;
+  ALTER TABLE results DROP COLUMN links_json;
+  ALTER TABLE results DROP COLUMN metadata_json;
   `,
 ];
 
