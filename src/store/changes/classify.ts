@@ -30,6 +30,7 @@ export interface ClassifiedResult {
   taskKey: string;
   source: string;
   position: number;
+  url: string;
   searchKey: string;
   status: ChangeStatus;
   contentHash: string;
@@ -110,6 +111,7 @@ export function classify(
       taskKey: row.taskKey,
       source: row.source,
       position: row.position,
+      url: row.url,
       searchKey: row.searchKey,
       status,
       contentHash: row.contentHash,

@@ -22,7 +22,10 @@ export type Changes = ChangeRecorder & ChangeReader & ChangeHistory & ChangeCont
 
 export function createChanges(
   db: Database,
-  t: { runs: Pick<RunsTable, 'get'>; results: Pick<ResultsTable, 'changeRows' | 'forTask'> },
+  t: {
+    runs: Pick<RunsTable, 'get'>;
+    results: Pick<ResultsTable, 'changeRows' | 'forTask' | 'count'>;
+  },
   now: Clock,
 ): Changes {
   const recorder = createChangeRecorder(db, t, now);

@@ -45,6 +45,8 @@ export interface ChangeRecorder {
 }
 
 const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+/** Search keys remembered at most (of the requests of recent runs). */
+const MAX_CACHED_KEYS = 100_000;
 
 function prepare(db: Database) {
   return {
@@ -89,11 +91,14 @@ function prepare(db: Database) {
        VALUES (@runId, @baselineRunId, @finishedAt, @recordedAt, @results, @new, @same,
          @changed, @dropped, @movedUp, @movedDown)`,
     ),
-    insertResult: db.prepare(
+    // Bound by position: a run's recording inserts a row per result, and named parameters
+    // cost a lookup each.
+    insertResult: db.prepare<
+      [string, string, string, number, string, string, string, number | null, string | null, string]
+    >(
       `INSERT INTO result_changes (run_id, task_key, source, position, search_key, status,
          content_hash, previous_position, previous_hash, last_changed_run)
-       VALUES (@runId, @taskKey, @source, @position, @searchKey, @status, @contentHash,
-         @previousPosition, @previousHash, @lastChangedRun)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertDropped: db.prepare(
       `INSERT INTO dropped_results (run_id, search_key, source, url, previous_task_key,
@@ -106,7 +111,7 @@ function prepare(db: Database) {
 
 export function createChangeRecorder(
   db: Database,
-  t: { runs: Pick<RunsTable, 'get'>; results: Pick<ResultsTable, 'changeRows'> },
+  t: { runs: Pick<RunsTable, 'get'>; results: Pick<ResultsTable, 'changeRows' | 'count'> },
   now: Clock,
 ): ChangeRecorder {
   const s = prepare(db);
@@ -118,34 +123,78 @@ export function createChangeRecorder(
   };
   const upToDate = (run: RunRow) => s.recorded.get(run.id)?.finishedAt === run.finishedAt;
 
+  // A scheduled pipeline asks the same searches at every run: their keys are computed once.
+  const keys = new Map<string, string>();
+  const keyOfTask = (requestJson: string, entry: string | null) => {
+    const id = `${entry ?? ''}\u0000${requestJson}`;
+    let key = keys.get(id);
+    if (key === undefined) {
+      if (keys.size >= MAX_CACHED_KEYS) keys.clear();
+      key = searchKey(requestJson, entry);
+      keys.set(id, key);
+    }
+    return key;
+  };
+
   const searchesOf = (runId: string) => {
     const keyOf = new Map<string, string>();
     const answered = new Set<string>();
     for (const task of s.tasks.iterate(runId)) {
-      const key = searchKey(task.requestJson, task.entry);
+      const key = keyOfTask(task.requestJson, task.entry);
       keyOf.set(task.taskKey, key);
       if (task.status === 'done') answered.add(key);
     }
     return { keyOf, answered };
   };
 
-  const write = db.transaction((run: RunRow, baselineRunId: string | null, c: Classification) => {
-    for (const clear of [s.clearRun, s.clearResults, s.clearDropped]) clear.run(run.id);
-    for (const row of c.results) s.insertResult.run({ runId: run.id, ...row });
-    for (const row of c.dropped) s.insertDropped.run({ runId: run.id, ...row });
-    s.insertRun.run({
-      runId: run.id,
-      baselineRunId,
-      finishedAt: run.finishedAt,
-      recordedAt: now(),
-      ...c.counts,
-    });
-  });
+  const write = db.transaction(
+    (run: RunRow, baselineRunId: string | null, c: Classification, recordedAt: number) => {
+      for (const clear of [s.clearRun, s.clearResults, s.clearDropped]) clear.run(run.id);
+      for (const r of c.results) {
+        s.insertResult.run(
+          run.id,
+          r.taskKey,
+          r.source,
+          r.position,
+          r.searchKey,
+          r.status,
+          r.contentHash,
+          r.previousPosition,
+          r.previousHash,
+          r.lastChangedRun,
+        );
+      }
+      for (const row of c.dropped) s.insertDropped.run({ runId: run.id, ...row });
+      s.insertRun.run({
+        runId: run.id,
+        baselineRunId,
+        finishedAt: run.finishedAt,
+        recordedAt,
+        ...c.counts,
+      });
+    },
+  );
+
+  // The run recorded last, as the next run's baseline reads it (usually the very next run of
+  // its pipeline), so that run's rows are not read back. Used only while change_runs still has
+  // the same recording and the run the same number of results (not pruned since).
+  let last:
+    | { runId: string; recordedAt: number; results: number; rows: BaselineObservation[] }
+    | undefined;
+  const lastRecorded = (runId: string, recordedAt: number | undefined) =>
+    last?.runId === runId &&
+    last.recordedAt === recordedAt &&
+    t.results.count(runId) === last.results
+      ? last.rows
+      : undefined;
 
   /** The baseline's results: its recorded rows, or, when it is not recorded, its result rows. */
   const baselineRows = (baselineRunId: string): BaselineObservation[] => {
     const baseline = t.runs.get(baselineRunId);
-    if (baseline !== undefined && upToDate(baseline)) return s.observations.all(baselineRunId);
+    if (baseline !== undefined && upToDate(baseline)) {
+      const recordedAt = s.recorded.get(baselineRunId)?.recordedAt;
+      return lastRecorded(baselineRunId, recordedAt) ?? s.observations.all(baselineRunId);
+    }
     // Its history unknown: what it has was there by the baseline at the latest.
     return observeRun(t.results, baselineRunId, searchesOf(baselineRunId).keyOf).map((o) => ({
       ...o,
@@ -158,7 +207,23 @@ export function createChangeRecorder(
     const { keyOf, answered } = searchesOf(run.id);
     const current = observeRun(t.results, run.id, keyOf);
     const before = baselineRunId === null ? [] : baselineRows(baselineRunId);
-    write.immediate(run, baselineRunId, classify(run.id, current, before, answered));
+    const c = classify(run.id, current, before, answered);
+    const recordedAt = now();
+    write.immediate(run, baselineRunId, c, recordedAt);
+    last = {
+      runId: run.id,
+      recordedAt,
+      results: t.results.count(run.id),
+      rows: c.results.map((r) => ({
+        taskKey: r.taskKey,
+        source: r.source,
+        position: r.position,
+        url: r.url,
+        searchKey: r.searchKey,
+        contentHash: r.contentHash,
+        lastChangedRun: r.lastChangedRun,
+      })),
+    };
   };
 
   return {

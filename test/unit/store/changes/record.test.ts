@@ -98,4 +98,73 @@ describe('changes of a run', () => {
     expect(store.changes.report('r2')?.totals.changed).toBe(1);
     expect(store.changes.recorded('r1')).toBeUndefined();
   });
+
+  it('classifies the same against the baseline it remembers as against one read back', () => {
+    const answers = [
+      {
+        us: [
+          ['a', 'A'],
+          ['b', 'B'],
+          ['c', 'C'],
+        ],
+        de: [['d', 'D']],
+      },
+      {
+        us: [
+          ['b', 'B'],
+          ['a', 'A2'],
+          ['e', 'E'],
+        ],
+        de: [],
+      },
+      {
+        us: [
+          ['e', 'E'],
+          ['a', 'A3'],
+          ['c', 'C'],
+        ],
+        de: [['d', 'D2']],
+      },
+    ];
+    // One store records each run against the run it recorded just before; the other opens the
+    // file anew before each run, so it reads every baseline back from the database.
+    const remembering = stores.open({ now: clock });
+    const first = stores.open({ now: clock });
+    answers.forEach((a, i) => runWith(remembering, `r${i}`, a));
+    answers.forEach((a, i) => runWith(stores.reopen(first, { now: clock }), `r${i}`, a));
+    const reading = stores.reopen(first, { now: clock });
+    for (const runId of ['r1', 'r2']) {
+      const { recordedAt: _a, ...remembered } = remembering.changes.recorded(runId)!;
+      const { recordedAt: _b, ...readBack } = reading.changes.recorded(runId)!;
+      expect(remembered).toEqual(readBack);
+      const rows = (store: typeof reading) =>
+        store.changes
+          .report(runId, { all: true })!
+          .results.map(({ url, status, position, previousPosition }) => ({
+            url,
+            status,
+            position,
+            previousPosition,
+          }));
+      expect(rows(remembering)).toEqual(rows(reading));
+    }
+    expect(remembering.changes.recorded('r2')).toMatchObject({ new: 2, same: 1, changed: 1, dropped: 1 });
+  });
+
+  it('does not take a baseline whose results were pruned since from memory', () => {
+    const store = stores.open({ now: clock });
+    runWith(store, 'r1', {
+      us: [
+        ['a', 'A'],
+        ['b', 'B'],
+      ],
+      de: [],
+    });
+    // Another process (harvest prune) removes r1's results: r2 finds nothing of r1's.
+    const db = new Sqlite(store.path);
+    db.exec("DELETE FROM results WHERE run_id = 'r1'");
+    db.close();
+    runWith(store, 'r2', { us: [['a', 'A']], de: [] });
+    expect(store.changes.recorded('r2')).toMatchObject({ baselineRunId: 'r1', new: 1, same: 0 });
+  });
 });
