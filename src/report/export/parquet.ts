@@ -5,7 +5,8 @@
  * - `integer`: INT64;
  * - `timestamp`: INT64, TIMESTAMP(MILLIS, UTC);
  * - `json`: BYTE_ARRAY, JSON (the JSON text; `metadata` is JSON text, not a struct).
- * Snappy-compressed; dictionary encoding only where values repeat (run, pipeline, task, ...).
+ * Snappy-compressed (./snappy.ts); dictionary encoding only where values repeat (run, pipeline,
+ * task, ...).
  *
  * Over 300 lines: one small column builder per physical type, and the row group that owns
  * their buffers (sent to the Parquet thread and back) must agree on their layout.
@@ -13,6 +14,7 @@
 import { ByteWriter, type ColumnSource, ParquetWriter, type SchemaElement } from 'hyparquet-writer';
 import type { ExportColumn } from '../../store/index.ts';
 import type { RowEncoder } from './encoder.ts';
+import { nativeSnappyCompress } from './snappy.ts';
 import type { SpareBuffers } from './spare-buffers.ts';
 
 export interface ParquetOptions {
@@ -433,6 +435,7 @@ export function createParquetEncoder(
     writer: bytes,
     schema: writeSchema,
     createdBy: 'harvest (hyparquet-writer)',
+    ...(nativeSnappyCompress ? { compressors: { SNAPPY: nativeSnappyCompress } } : {}),
   });
   // The pending row group, column by column: a row's array is dropped as soon as it is read.
   const builder = new RowGroupBuilder(columns, options);
