@@ -109,6 +109,8 @@ export const STORE_FROM_CHARS = 1024;
  * shorter than {@link STORE_FROM_CHARS} stays in the item as it is.
  */
 export function splitItem(item: Record<string, unknown>): SplitItem {
+  // Most items of short pages keep everything: written as they are, without a copy.
+  if (keepsAll(item)) return { itemJson: JSON.stringify(item), texts: {} };
   // Without a prototype, a `__proto__` key is kept as a key like any other.
   const kept: Record<string, unknown> = Object.create(null);
   const texts: ContentTexts = {};
@@ -137,6 +139,25 @@ export function splitItem(item: Record<string, unknown>): SplitItem {
     }
   }
   return { itemJson: JSON.stringify(kept), texts };
+}
+
+/**
+ * Whether `splitItem` keeps the whole item: no content value long enough to be stored, and no
+ * other outputs (`extra`, whose length the full split measures).
+ */
+function keepsAll(item: Record<string, unknown>): boolean {
+  for (const key of Object.keys(item)) {
+    const value = item[key];
+    if (key === 'markdown' || key === 'html' || key === 'rawHtml') {
+      if (typeof value === 'string' && value.length >= STORE_FROM_CHARS) return false;
+    } else if (key === 'links' || key === 'metadata') {
+      const text = contentText(key, value);
+      if (text !== undefined && text.length >= STORE_FROM_CHARS) return false;
+    } else if (!LISTING_KEYS.has(key) && !(key in CONTENT_COLUMNS) && value !== undefined) {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** The texts of `kinds` an item carries, as `splitItem` reads them, whatever their length. */
