@@ -314,20 +314,66 @@ const REFERENCED = Object.values(CONTENT_COLUMNS)
   .map((column) => `SELECT ${column} FROM results WHERE ${column} IS NOT NULL`)
   .join('\nUNION ');
 
+/** True when no result row references the content row `c` (one index lookup per column). */
+const UNREFERENCED = Object.values(CONTENT_COLUMNS)
+  .map((column) => `NOT EXISTS (SELECT 1 FROM results WHERE ${column} = c.hash)`)
+  .join(' AND ');
+
+/** Contents removed per transaction: each is checked again, by index, before it goes. */
+export const DELETE_BATCH = 500;
+
 /**
- * Removes the contents no result row references (after results were deleted), in the
- * caller's transaction or one of its own. Returns what it removed.
+ * The hashes of the contents no result row references now: read without the write lock (a
+ * scan of every result), so a pool keeps writing meanwhile. Removed by
+ * {@link deleteContentBatch}, which checks each again.
  */
-export function deleteUnreferencedContents(db: Database): DeletedContents {
-  return db.transaction(() => {
-    const orphans = `FROM contents WHERE hash NOT IN (${REFERENCED})`;
-    const found = db
-      .prepare<[], { rows: number; bytes: number | null }>(
-        `SELECT COUNT(*) AS rows, SUM(length(data)) AS bytes ${orphans}`,
-      )
-      .get();
-    if (!found || found.rows === 0) return { rows: 0, bytes: 0 };
-    db.prepare(`DELETE ${orphans}`).run();
-    return { rows: found.rows, bytes: found.bytes ?? 0 };
-  })();
+export function unreferencedContents(db: Database): Buffer[] {
+  return db
+    .prepare<[], Buffer>(`SELECT hash FROM contents WHERE hash NOT IN (${REFERENCED})`)
+    .pluck()
+    .all();
+}
+
+/**
+ * Removes, in one short immediate transaction, those of `hashes` no result row references
+ * (a row written since they were found keeps its content). Returns what it removed.
+ */
+export function deleteContentBatch(db: Database, hashes: readonly Buffer[]): DeletedContents {
+  const remove = db
+    .prepare<[Buffer], number>(
+      `DELETE FROM contents AS c WHERE hash = ? AND ${UNREFERENCED} RETURNING length(data)`,
+    )
+    .pluck();
+  return db
+    .transaction(() => {
+      const removed = { rows: 0, bytes: 0 };
+      for (const hash of hashes) {
+        const bytes = remove.get(hash);
+        if (bytes === undefined) continue;
+        removed.rows += 1;
+        removed.bytes += bytes;
+      }
+      return removed;
+    })
+    .immediate();
+}
+
+/**
+ * Removes the contents no result row references (after results were deleted), in batches of
+ * {@link DELETE_BATCH}, each its own transaction, so the write lock is never held long.
+ * `step` runs each batch (to time it; it runs it as it is by default).
+ */
+export function deleteUnreferencedContents(
+  db: Database,
+  step: (batch: () => DeletedContents) => DeletedContents = (batch) => batch(),
+): DeletedContents {
+  const hashes = unreferencedContents(db);
+  const removed = { rows: 0, bytes: 0 };
+  for (let i = 0; i < hashes.length; i += DELETE_BATCH) {
+    const batch = hashes.slice(i, i + DELETE_BATCH);
+    const done = step(() => deleteContentBatch(db, batch));
+    removed.rows += done.rows;
+    removed.bytes += done.bytes;
+  }
+  return removed;
 }

@@ -10,6 +10,7 @@
  *
  * Long because it is a declarative list: one entry per schema version, never edited once shipped.
  */
+import { CONTENT_COLUMNS } from './contents.ts';
 import { CONTENTS_MIGRATION } from './contents-migration.ts';
 
 export const MIGRATIONS: readonly string[] = [
@@ -538,6 +539,13 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE results DROP COLUMN raw_html;
   ALTER TABLE results DROP COLUMN links_json;
   ALTER TABLE results DROP COLUMN metadata_json;
+  `,
+  // 17: which results reference a content, by index (only rows that reference one have an
+  // entry): `harvest prune` checks each content it removes, a batch at a time.
+  `
+  ${Object.values(CONTENT_COLUMNS)
+    .map((c) => `CREATE INDEX results_${c} ON results (${c}) WHERE ${c} IS NOT NULL;`)
+    .join('\n  ')}
   `,
 ];
 

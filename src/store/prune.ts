@@ -80,8 +80,13 @@ export interface PruneTable {
    * no row references now included): what `deleteUnreferencedContent` then removes.
    */
   contentOnlyOf(runIds: readonly string[]): DeletedContents;
-  /** Removes the stored contents no result row references. */
-  deleteUnreferencedContent(): DeletedContents;
+  /**
+   * Removes the stored contents no result row references, in short transactions; `step` runs
+   * each (to time it).
+   */
+  deleteUnreferencedContent(
+    step?: (batch: () => DeletedContents) => DeletedContents,
+  ): DeletedContents;
   /**
    * Runs `fn` in an immediate transaction (no other write commits meanwhile): the last check
    * of a file's references and its removal.
@@ -200,7 +205,7 @@ export function createPruneTable(db: Database): PruneTable {
       const found = contentOnly().get({ runIds: JSON.stringify(runIds) });
       return { rows: found?.rows ?? 0, bytes: found?.bytes ?? 0 };
     },
-    deleteUnreferencedContent: () => deleteUnreferencedContents(db),
+    deleteUnreferencedContent: (step) => deleteUnreferencedContents(db, step),
     footprint(runId) {
       const calls = s.calls.get(runId) ?? { n: 0, credits: 0 };
       const media = s.media.get(runId) ?? { n: 0, pending: 0 };

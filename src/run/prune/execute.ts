@@ -109,7 +109,7 @@ export async function executePrune(
   };
   for (const run of plan.runs) await pruneRun(store, run.runId, options, outcome);
   if (outcome.pruned.length > 0) {
-    const content = timed(outcome, () => store.prune.deleteUnreferencedContent());
+    const content = store.prune.deleteUnreferencedContent((batch) => timed(outcome, batch));
     outcome.contents = content.rows;
     outcome.contentBytes = content.bytes;
   }

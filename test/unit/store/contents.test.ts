@@ -5,12 +5,15 @@ import {
   CODEC_BROTLI,
   CODEC_TEXT,
   CODEC_ZSTD,
+  DELETE_BATCH,
   decodeContent,
+  deleteContentBatch,
   deleteUnreferencedContents,
   encodeContent,
   restoreItemJson,
   STORE_FROM_CHARS,
   splitItem,
+  unreferencedContents,
 } from '../../../src/store/contents.ts';
 import { resultsEvent, seedRun, useTempStores, webItem } from './helpers.ts';
 
@@ -161,5 +164,60 @@ describe('contents in the store', () => {
     expect(store.results.forTask(b.runId, 't0').map((r) => JSON.parse(r.itemJson))).toEqual([
       scraped(2),
     ]);
+  });
+
+  it('keeps a content a result written after it was found unreferenced now references', () => {
+    const store = stores.open();
+    const a = seedRun(store, { taskCount: 1 });
+    const b = seedRun(store, { taskCount: 1 });
+    store.applyEvents([resultsEvent(a.runId, 't0', [scraped(1)])]);
+    const db = new Sqlite(store.path);
+    try {
+      db.prepare('DELETE FROM results WHERE run_id = ?').run(a.runId);
+      const found = unreferencedContents(db);
+      expect(found.length).toBeGreaterThan(0);
+      // A pool stores the same page again meanwhile: it finds the content there and keeps it.
+      store.applyEvents([resultsEvent(b.runId, 't0', [scraped(1)])]);
+      expect(deleteContentBatch(db, found)).toEqual({ rows: 0, bytes: 0 });
+      // Checked by index, not by a scan of every result.
+      const plan = db
+        .prepare(
+          `EXPLAIN QUERY PLAN SELECT 1 FROM contents c
+           WHERE NOT EXISTS (SELECT 1 FROM results WHERE raw_html_hash = c.hash)`,
+        )
+        .all() as { detail: string }[];
+      expect(plan.map((p) => p.detail).join('\n')).toContain('results_raw_html_hash');
+    } finally {
+      db.close();
+    }
+    expect(store.results.forTask(b.runId, 't0').map((r) => JSON.parse(r.itemJson))).toEqual([
+      scraped(1),
+    ]);
+  });
+
+  it('removes unreferenced contents in batches, each its own transaction', () => {
+    const store = stores.open();
+    const run = seedRun(store, { taskCount: 1 });
+    const pages = Array.from({ length: DELETE_BATCH + 3 }, (_, i) => ({
+      url: `https://p.example/${i}`,
+      markdown: `# Page ${i}\n\n${'text '.repeat(300)}`,
+    }));
+    store.applyEvents([resultsEvent(run.runId, 't0', pages)]);
+    const db = new Sqlite(store.path);
+    try {
+      db.prepare('DELETE FROM results').run();
+      const batches: number[] = [];
+      const removed = deleteUnreferencedContents(db, (batch) => {
+        expect(db.inTransaction).toBe(false);
+        const done = batch();
+        batches.push(done.rows);
+        return done;
+      });
+      expect(batches).toEqual([DELETE_BATCH, 3]);
+      expect(removed.rows).toBe(DELETE_BATCH + 3);
+      expect(countContents(store.path)).toBe(0);
+    } finally {
+      db.close();
+    }
   });
 });
