@@ -12,7 +12,9 @@ export type Compress = (input: Uint8Array) => Uint8Array;
 function nativeSnappy(): Compress | undefined {
   try {
     const { compressSync } = createRequire(import.meta.url)('snappy') as typeof import('snappy');
-    return (input) => compressSync(input);
+    // Output in a buffer V8 allocates and counts: an external buffer (the default) is memory the
+    // collector does not see, and an export's peak RSS grew by up to 0.9 GB with it.
+    return (input) => compressSync(input, { copyOutputData: true });
   } catch {
     return undefined;
   }
