@@ -130,8 +130,10 @@ describe('changes of a run', () => {
     // file anew before each run, so it reads every baseline back from the database.
     const remembering = stores.open({ now: clock });
     const first = stores.open({ now: clock });
-    answers.forEach((a, i) => runWith(remembering, `r${i}`, a));
-    answers.forEach((a, i) => runWith(stores.reopen(first, { now: clock }), `r${i}`, a));
+    for (const [i, a] of answers.entries()) runWith(remembering, `r${i}`, a);
+    for (const [i, a] of answers.entries()) {
+      runWith(stores.reopen(first, { now: clock }), `r${i}`, a);
+    }
     const reading = stores.reopen(first, { now: clock });
     for (const runId of ['r1', 'r2']) {
       const { recordedAt: _a, ...remembered } = remembering.changes.recorded(runId)!;
@@ -148,7 +150,12 @@ describe('changes of a run', () => {
           }));
       expect(rows(remembering)).toEqual(rows(reading));
     }
-    expect(remembering.changes.recorded('r2')).toMatchObject({ new: 2, same: 1, changed: 1, dropped: 1 });
+    expect(remembering.changes.recorded('r2')).toMatchObject({
+      new: 2,
+      same: 1,
+      changed: 1,
+      dropped: 1,
+    });
   });
 
   it('does not take a baseline whose results were pruned since from memory', () => {
