@@ -143,6 +143,18 @@ describe('harvest prune', () => {
     const news = await prune(s, dataDir, 'news-watch', { keepRuns: 2 });
     expect(news.outcome.pruned).toHaveLength(5);
     expect(news.outcome.calls).toBe(news.plan.totals.calls);
+    // `harvest status` of a pruned run says what went, beside the rows left (none).
+    const gone = news.plan.runs[0]!;
+    const status = s.runStatus(gone.runId)!;
+    expect(status.calls.calls).toBe(0);
+    expect(status.pruned).toEqual({
+      calls: gone.calls,
+      creditsUsed: gone.creditsUsed,
+      unknownCostCalls: expect.any(Number),
+      results: gone.results,
+    });
+    const kept = runIds.find((id) => !news.plan.runs.some((r) => r.runId === id))!;
+    expect(s.runStatus(kept)?.pruned).toBeNull();
     await prune(s, dataDir, 'bulk-dataset', { olderThanMs: 3 * DAY_MS });
     await prune(s, dataDir, 'weekly-research', { keepRuns: 1 });
     expect(s.prune.footprint(runIds[0]!)).toMatchObject({ calls: 0, results: 0 });

@@ -295,6 +295,7 @@ export function formatReport(r: RunStatusReport, queue: QueueState, nowMs = Date
     `  calls    ${r.calls.calls}, credits used ${r.calls.creditsUsed}${r.run.maxCredits === null ? '' : ` of ${r.run.maxCredits}`}${r.calls.unknownCostCalls ? ` (+${r.calls.unknownCostCalls} calls of unknown cost)` : ''}${inFlight}`,
     `  results  ${r.results}, ${r.newUrls} new to the pipeline (URLs it saw first in this run)`,
     ...(r.media ? [`  media    ${formatMediaSummary(r.media, nowMs)}`] : []),
+    ...prunedLines(r),
     ...anomalyLines(r),
   );
   if (r.notification) lines.push(`  notify   ${formatNotification(r.notification)}`);
@@ -309,6 +310,17 @@ export function formatReport(r: RunStatusReport, queue: QueueState, nowMs = Date
   // Messages of the API and of webhook receivers, reasons read from Redis: one line each, and
   // never a terminal's control sequence.
   return lines.map(terminalText).join('\n');
+}
+
+/** What `harvest prune` removed of the run: the lines above count the rows left. */
+function prunedLines(r: RunStatusReport): string[] {
+  if (!r.pruned) return [];
+  const p = r.pruned;
+  const unknown = p.unknownCostCalls ? ` (+${p.unknownCostCalls} of unknown cost)` : '';
+  return [
+    `  pruned   ${p.calls} calls (credits used ${p.creditsUsed}${unknown}) and ${p.results} results ` +
+      'removed by `harvest prune`; cost reports still count them',
+  ];
 }
 
 /** Calls answered with an implausible `creditsUsed`: stored as billed, counted at their bound. */

@@ -26,6 +26,11 @@ export interface RunStatusReport {
   notification: NotificationRow | null;
   /** The run's media: saved of requested, pending, and the deadline due first; null when it saves none. */
   media: MediaSummary | null;
+  /**
+   * What `harvest prune` removed of the run (its figures kept in pruned_costs, so cost reports
+   * still count them); null when nothing was. `calls` and `results` count live rows only.
+   */
+  pruned: PrunedFigures | null;
   errors: {
     /** Failed calls per error code. */
     callsByCode: Record<string, number>;
@@ -34,6 +39,14 @@ export interface RunStatusReport {
     /** Most recent failed calls, newest first. */
     recent: CallError[];
   };
+}
+
+export interface PrunedFigures {
+  calls: number;
+  creditsUsed: number;
+  /** Calls of unknown cost among them. */
+  unknownCostCalls: number;
+  results: number;
 }
 
 export interface RunStatusOptions {
@@ -59,6 +72,17 @@ export type RunStatusFn = (
 ) => RunStatusReport | undefined;
 
 export function createRunStatus(db: Database, t: StatusTables): RunStatusFn {
+  const pruned = db.prepare<[string], PrunedFigures & { rows: number }>(
+    `SELECT COUNT(*) AS rows, COALESCE(SUM(calls), 0) AS calls,
+       COALESCE(SUM(credits_used), 0) AS creditsUsed,
+       COALESCE(SUM(unknown_cost_calls), 0) AS unknownCostCalls,
+       COALESCE(SUM(results), 0) AS results
+     FROM pruned_costs WHERE run_id = ?`,
+  );
+  const prunedOf = (runId: string): PrunedFigures | null => {
+    const { rows, ...figures } = pruned.get(runId) ?? { rows: 0 };
+    return rows === 0 ? null : (figures as PrunedFigures);
+  };
   // One deferred transaction, so all figures come from the same snapshot.
   return db.transaction((runId: string, options: RunStatusOptions = {}) => {
     const run = t.runs.get(runId);
@@ -79,6 +103,7 @@ export function createRunStatus(db: Database, t: StatusTables): RunStatusFn {
       creditAnomalies: anomalies,
       notification: t.notifications.get(runId) ?? null,
       media: t.mediaSummary(runId) ?? null,
+      pruned: prunedOf(runId),
       errors: {
         callsByCode,
         failedTasksByCode: t.tasks.failedByCode(runId),

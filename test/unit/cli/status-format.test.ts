@@ -25,6 +25,7 @@ function report(notification: NotificationRow | null): RunStatusReport {
     creditsRemaining: null,
     creditAnomalies: { calls: 0, creditsUsed: 0, creditsCounted: 0 },
     media: null,
+    pruned: null,
     notification,
     errors: { callsByCode: {}, failedTasksByCode: {}, recent: [] },
   } as RunStatusReport;
@@ -46,6 +47,19 @@ const row = (over: Partial<NotificationRow>): NotificationRow => ({
 const noQueue = { paused: undefined, waiting: undefined };
 
 describe('harvest status of one run', () => {
+  it('says what harvest prune removed of a run, beside the rows left', () => {
+    const pruned = {
+      ...report(null),
+      calls: { calls: 0, creditsUsed: 0, byOutcome: {}, unknownCostCalls: 0 },
+      results: 0,
+      pruned: { calls: 12, creditsUsed: 30, unknownCostCalls: 1, results: 40 },
+    };
+    expect(formatReport(pruned, noQueue)).toContain(
+      '  pruned   12 calls (credits used 30 (+1 of unknown cost)) and 40 results removed by `harvest prune`; cost reports still count them',
+    );
+    expect(formatReport(report(null), noQueue)).not.toContain('pruned');
+  });
+
   it('says how many results are new to the pipeline', () => {
     expect(formatReport(report(null), noQueue)).toContain(
       '  results  10, 3 new to the pipeline (URLs it saw first in this run)',
