@@ -28,6 +28,7 @@ import {
 import type { Logger } from '../../src/log.ts';
 import { type ApiCircuit, type CircuitState, OUTAGE_CODE } from '../../src/queue/circuit.ts';
 import type { HarvestKeys } from '../../src/queue/names.ts';
+import { pauseQueue, readPause, resumeQueue } from '../../src/queue/pause.ts';
 
 /** What the one API-call path (call.ts) asks of the circuit. */
 export interface CallCircuit {
@@ -60,15 +61,9 @@ export async function pauseForOutage(
   keys: PauseKeys,
   reason: string,
 ): Promise<void> {
-  const held = pauseCode(await redis.get(keys.pausedReason));
-  if (held !== undefined && held !== OUTAGE_CODE) return;
-  if (held === undefined) {
-    await redis.set(
-      keys.pausedReason,
-      JSON.stringify({ code: OUTAGE_CODE, reason, at: Date.now() }),
-    );
-  }
-  await queue.pause();
+  const held = await readPause(redis, keys.pausedReason);
+  if (held !== undefined && held.code !== OUTAGE_CODE) return;
+  await pauseQueue(queue, redis, keys.pausedReason, { code: OUTAGE_CODE, reason }, 'first');
 }
 
 /** Resumes the search queue if an outage paused it. */
@@ -77,19 +72,7 @@ export async function resumeAfterOutage(
   redis: Redis,
   keys: PauseKeys,
 ): Promise<void> {
-  if (pauseCode(await redis.get(keys.pausedReason)) !== OUTAGE_CODE) return;
-  await redis.del(keys.pausedReason);
-  await queue.resume();
-}
-
-function pauseCode(raw: string | null): string | undefined {
-  if (raw === null) return undefined;
-  try {
-    const code = (JSON.parse(raw) as { code?: unknown }).code;
-    return typeof code === 'string' ? code : 'PAUSED';
-  } catch {
-    return 'PAUSED';
-  }
+  await resumeQueue(queue, redis, keys.pausedReason, OUTAGE_CODE);
 }
 
 export interface OutageWatchDeps {

@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import { DEFAULT_PROBE_BASE_MS, DEFAULT_PROBE_MAX_MS } from '../../src/api/outage.ts';
 import { ApiCircuit, OUTAGE_CODE } from '../../src/queue/circuit.ts';
 import { type HarvestKeys, QUEUES } from '../../src/queue/names.ts';
+import { pauseQueue } from '../../src/queue/pause.ts';
 import { backoffStrategy } from '../../src/queue/retry.ts';
 import { lostCallsOf } from '../lost-calls.ts';
 import type { RoleContext, RoleHandle } from '../role.ts';
@@ -45,15 +46,14 @@ export function splitConcurrency(concurrency: number, max: number): number[] {
 }
 
 /** Pauses the search queue for a reason a human can act on, visible to `harvest status`. */
-export async function pauseSearchQueue(
+export function pauseSearchQueue(
   queue: Queue,
   redis: Redis,
   keys: HarvestKeys,
   code: string,
   reason: string,
 ): Promise<void> {
-  await redis.set(keys.pausedReason, JSON.stringify({ code, reason, at: Date.now() }));
-  await queue.pause();
+  return pauseQueue(queue, redis, keys.pausedReason, { code, reason }, 'latest');
 }
 
 export async function startSearchRole(

@@ -7,54 +7,32 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { HarvestKeys } from './names.ts';
+import { pauseQueue, type QueuePause, readPause, resumeQueue } from './pause.ts';
 
-export interface MediaPause {
-  /** `MEDIA_DISK_FULL`. */
-  code: string;
-  reason: string;
-  /** When it paused, ms since the epoch. */
-  at: number;
-}
+/** Why the media queue paused: `MEDIA_DISK_FULL`, and when. */
+export type MediaPause = QueuePause;
 
 /** Pauses the media queue, saying why; a pause already in force keeps its first time. */
-export async function pauseMediaQueue(
+export function pauseMediaQueue(
   queue: Queue,
   redis: Redis,
   keys: HarvestKeys,
   code: string,
   reason: string,
 ): Promise<void> {
-  const pause: MediaPause = { code, reason, at: Date.now() };
-  await redis.set(keys.mediaPausedReason, JSON.stringify(pause), 'NX');
-  await queue.pause();
+  return pauseQueue(queue, redis, keys.mediaPausedReason, { code, reason }, 'first');
 }
 
 /** Resumes the media queue; the pause it ended, if one was recorded. */
-export async function resumeMediaQueue(
+export function resumeMediaQueue(
   queue: Queue,
   redis: Redis,
   keys: HarvestKeys,
 ): Promise<MediaPause | undefined> {
-  const pause = await mediaPauseOf(redis, keys);
-  await queue.resume();
-  await redis.del(keys.mediaPausedReason);
-  return pause;
+  return resumeQueue(queue, redis, keys.mediaPausedReason);
 }
 
 /** Why the media queue is paused; undefined when it is not paused for a reason. */
-export async function mediaPauseOf(
-  redis: Redis,
-  keys: HarvestKeys,
-): Promise<MediaPause | undefined> {
-  const text = await redis.get(keys.mediaPausedReason);
-  if (!text) return undefined;
-  try {
-    const parsed = JSON.parse(text) as Partial<MediaPause>;
-    if (typeof parsed.code === 'string' && typeof parsed.reason === 'string') {
-      return { code: parsed.code, reason: parsed.reason, at: Number(parsed.at) || 0 };
-    }
-  } catch {
-    // Not harvest's: said as it is.
-  }
-  return { code: 'PAUSED', reason: text.slice(0, 500), at: 0 };
+export function mediaPauseOf(redis: Redis, keys: HarvestKeys): Promise<MediaPause | undefined> {
+  return readPause(redis, keys.mediaPausedReason);
 }

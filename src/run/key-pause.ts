@@ -8,6 +8,7 @@ import { ForbiddenError, PaymentRequiredError, UnauthorizedError } from '../api/
 import type { ApiClient } from '../api/index.ts';
 import { type RetryOptions, withRetry } from '../api/retry-now.ts';
 import { HarvestError } from '../errors.ts';
+import { resumeQueue } from '../queue/pause.ts';
 import { KEY_PAUSE_CODES } from './key-pause-codes.ts';
 import { pausedReason, type Runtime } from './runtime.ts';
 
@@ -72,7 +73,6 @@ export async function liftKeyPauseIfFixed(
           { exitCode: 3, cause: error },
         );
   }
-  await runtime.searchQueue.resume();
-  await runtime.redis.del(runtime.keys.pausedReason);
+  await resumeQueue(runtime.searchQueue, runtime.redis, runtime.keys.pausedReason);
   return { kind: 'lifted', pause };
 }

@@ -11,6 +11,7 @@ import { type Pipeline, parsePipeline } from '../pipeline/index.ts';
 import { Budget } from '../queue/budget.ts';
 import { removeFailedJobs } from '../queue/enqueue.ts';
 import { searchJobId } from '../queue/names.ts';
+import { resumeQueue } from '../queue/pause.ts';
 import { liveTaskKeys, StoppedRuns } from '../queue/stopped-runs.ts';
 import { redriveFailedStoreJobs } from '../queue/store-queue.ts';
 import { enqueueRun } from './enqueue-run.ts';
@@ -89,8 +90,7 @@ export async function resumeRun(
   }
   await new StoppedRuns(runtime.redis, runtime.keys.stoppedRuns).clear(runId);
   if (await runtime.searchQueue.isPaused()) {
-    await runtime.searchQueue.resume();
-    await runtime.redis.del(runtime.keys.pausedReason);
+    await resumeQueue(runtime.searchQueue, runtime.redis, runtime.keys.pausedReason);
   }
   const { redrivenStoreJobs, committedStoreJobs, retried, requeued } = await whileNotFed(
     runtime,

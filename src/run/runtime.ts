@@ -7,6 +7,7 @@ import type { Redis } from 'ioredis';
 import type { Settings } from '../config.ts';
 import { assertRedisReachable, createRedis } from '../queue/connection.ts';
 import { type HarvestKeys, harvestKeys, QUEUES } from '../queue/names.ts';
+import { type QueuePause, queuePause } from '../queue/pause.ts';
 import { type OpenStoreOptions, openStore, type Store } from '../store/index.ts';
 
 export interface Runtime {
@@ -49,11 +50,8 @@ export async function openRuntime(
 }
 
 /** Why the search queue is paused, if it is (401/402 from the API). */
-export async function pausedReason(
+export function pausedReason(
   runtime: Pick<Runtime, 'redis' | 'searchQueue' | 'keys'>,
-): Promise<{ code: string; reason: string; at: number } | undefined> {
-  if (!(await runtime.searchQueue.isPaused())) return undefined;
-  const raw = await runtime.redis.get(runtime.keys.pausedReason);
-  if (!raw) return { code: 'PAUSED', reason: 'the search queue was paused by hand', at: 0 };
-  return JSON.parse(raw) as { code: string; reason: string; at: number };
+): Promise<QueuePause | undefined> {
+  return queuePause(runtime.searchQueue, runtime.redis, runtime.keys.pausedReason);
 }
