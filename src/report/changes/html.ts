@@ -1,11 +1,9 @@
 /**
- * The changes of a run as one self-contained, offline HTML page, as the cost report is made
- * (../costs/html.ts): Chart.js and the data inlined, and a Content-Security-Policy that forbids
- * every network fetch. Per search, a chart of the rank of its top results over the last runs;
+ * The changes of a run as one self-contained, offline HTML page (../html-page.ts). Per search, a chart of the rank of its top results over the last runs;
  * then the counts per search and the lists of the run's changes.
  */
 import { CHANGE_COUNT_NAMES } from '../../store/index.ts';
-import { chartJsSource, escapeHtml, scriptJson } from '../costs/html.ts';
+import { chartPage, escapeHtml } from '../html-page.ts';
 import type { ChangeReport } from './build.ts';
 import type { ChangeCharts } from './charts.ts';
 import { rankText } from './text.ts';
@@ -74,29 +72,17 @@ export function renderHtml(report: ChangeReport, charts: ChangeCharts): string {
         `<figure><figcaption>${escapeHtml(c.search)}</figcaption><div class="chart"><canvas id="rank-${n}"></canvas></div></figure>`,
     )
     .join('');
-  const title = `harvest: changes in run ${report.run.id}`;
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<h1>${escapeHtml(title)}</h1>
-<p class="sub">${escapeHtml(`${report.run.pipeline} · ${since} · credits ${report.credits} · generated ${report.generatedAt}`)}</p>
+  return chartPage({
+    title: `harvest: changes in run ${report.run.id}`,
+    style: STYLE,
+    body: `<p class="sub">${escapeHtml(`${report.run.pipeline} · ${since} · credits ${report.credits} · generated ${report.generatedAt}`)}</p>
 <h2>Rank of the top results over the last ${charts.runs.length} runs</h2>
 <section class="charts">${figures}</section>
 <h2>Changes per search</h2>
 <section>${countsTable(report)}</section>
 <h2>Changed results</h2>
-<section>${changesTable(report)}</section>
-<script id="report-data" type="application/json">${scriptJson({ charts })}</script>
-<script>${chartJsSource()}</script>
-<script>${SCRIPT}</script>
-</body>
-</html>
-`;
+<section>${changesTable(report)}</section>`,
+    data: { charts },
+    script: SCRIPT,
+  });
 }

@@ -1,44 +1,11 @@
 /**
- * The cost report as one self-contained, offline HTML page: Chart.js (its UMD build, read from
- * node_modules when the page is written) and the data are inlined, and a Content-Security-Policy
- * forbids every network fetch, so the page shows the same thing anywhere, without a network.
- * Charts: credits per day stacked by pipeline, credits per result by pipeline, calls by outcome;
+ * The cost report as one self-contained, offline HTML page (../html-page.ts). Charts: credits per day stacked by pipeline, credits per result by pipeline, calls by outcome;
  * then the table of the report.
  */
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import path from 'node:path';
+import { chartPage, escapeHtml } from '../html-page.ts';
 import type { CostReport } from './build.ts';
 import type { CostCharts } from './charts.ts';
 import { anomalyNote, costColumns, creditsText, withCredits } from './columns.ts';
-
-let chartJs: string | undefined;
-
-/** Chart.js's UMD build (it defines `window.Chart`), read once. */
-export function chartJsSource(): string {
-  if (chartJs === undefined) {
-    const entry = createRequire(import.meta.url).resolve('chart.js');
-    const source = readFileSync(path.join(path.dirname(entry), 'chart.umd.min.js'), 'utf8');
-    chartJs = source.replaceAll('</script', '<\\/script');
-  }
-  return chartJs;
-}
-
-export function escapeHtml(text: string): string {
-  return text
-    .replaceAll('&', '&amp;')
-    .replaceAll('<', '&lt;')
-    .replaceAll('>', '&gt;')
-    .replaceAll('"', '&quot;');
-}
-
-/** JSON safe inside a <script> element. */
-export function scriptJson(value: unknown): string {
-  return JSON.stringify(value)
-    .replaceAll('<', '\\u003c')
-    .replaceAll('\u2028', '\\u2028')
-    .replaceAll('\u2029', '\\u2029');
-}
 
 function table(report: CostReport): string {
   const columns = costColumns(report);
@@ -133,18 +100,10 @@ export function renderHtml(report: CostReport, charts: CostCharts): string {
       : '';
   const anomalies = anomalyNote(report.totals);
   const implausible = anomalies ? `<p class="note anomaly">${escapeHtml(anomalies)}</p>` : '';
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>harvest: credits by ${escapeHtml(report.by)}</title>
-<style>${STYLE}</style>
-</head>
-<body>
-<h1>harvest: credits by ${escapeHtml(report.by)}</h1>
-<p class="sub">${escapeHtml(scope)} · from the calls the service charged · generated ${escapeHtml(report.generatedAt)}</p>
+  return chartPage({
+    title: `harvest: credits by ${report.by}`,
+    style: STYLE,
+    body: `<p class="sub">${escapeHtml(scope)} · from the calls the service charged · generated ${escapeHtml(report.generatedAt)}</p>
 <section class="cards">${cards(report)}</section>
 ${unknown}
 ${implausible}
@@ -153,11 +112,8 @@ ${implausible}
   <figure><figcaption>Credits per result, by pipeline</figcaption><div class="chart"><canvas id="chart-per-result"></canvas></div></figure>
   <figure><figcaption>Calls by outcome</figcaption><div class="chart"><canvas id="chart-outcomes"></canvas></div></figure>
 </section>
-<section>${table(report)}</section>
-<script id="report-data" type="application/json">${scriptJson({ report, charts })}</script>
-<script>${chartJsSource()}</script>
-<script>${SCRIPT}</script>
-</body>
-</html>
-`;
+<section>${table(report)}</section>`,
+    data: { report, charts },
+    script: SCRIPT,
+  });
 }
