@@ -181,7 +181,7 @@ export function createChangeRecorder(
   let last:
     | { runId: string; recordedAt: number; results: number; rows: BaselineObservation[] }
     | undefined;
-  const lastRecorded = (runId: string, recordedAt: number | undefined) =>
+  const lastRecorded = (runId: string, recordedAt: number) =>
     last?.runId === runId &&
     last.recordedAt === recordedAt &&
     t.results.count(runId) === last.results
@@ -191,9 +191,9 @@ export function createChangeRecorder(
   /** The baseline's results: its recorded rows, or, when it is not recorded, its result rows. */
   const baselineRows = (baselineRunId: string): BaselineObservation[] => {
     const baseline = t.runs.get(baselineRunId);
-    if (baseline !== undefined && upToDate(baseline)) {
-      const recordedAt = s.recorded.get(baselineRunId)?.recordedAt;
-      return lastRecorded(baselineRunId, recordedAt) ?? s.observations.all(baselineRunId);
+    const recording = s.recorded.get(baselineRunId);
+    if (baseline !== undefined && recording?.finishedAt === baseline.finishedAt) {
+      return lastRecorded(baselineRunId, recording.recordedAt) ?? s.observations.all(baselineRunId);
     }
     // Its history unknown: what it has was there by the baseline at the latest.
     return observeRun(t.results, baselineRunId, searchesOf(baselineRunId).keyOf).map((o) => ({
@@ -210,20 +210,8 @@ export function createChangeRecorder(
     const c = classify(run.id, current, before, answered);
     const recordedAt = now();
     write.immediate(run, baselineRunId, c, recordedAt);
-    last = {
-      runId: run.id,
-      recordedAt,
-      results: t.results.count(run.id),
-      rows: c.results.map((r) => ({
-        taskKey: r.taskKey,
-        source: r.source,
-        position: r.position,
-        url: r.url,
-        searchKey: r.searchKey,
-        contentHash: r.contentHash,
-        lastChangedRun: r.lastChangedRun,
-      })),
-    };
+    // A classified result is the observation the next run compares with (what it recorded).
+    last = { runId: run.id, recordedAt, results: t.results.count(run.id), rows: c.results };
   };
 
   return {
